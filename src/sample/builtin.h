@@ -1,0 +1,95 @@
+/*
+ * Built-in sampler identities and parameters, shared by the sampler files,
+ * the profile builder and the fused planner. Each built-in sampler's ctx
+ * struct starts with its nextok__p_* parameter struct, so the planner can read
+ * parameters as `(const struct nextok__p_x *)nextok_sampler_ctx(s)` once
+ * nextok__sampler_kind(s) told it the kind.
+ */
+#ifndef NEXTOK_BUILTIN_H
+#define NEXTOK_BUILTIN_H
+
+#include "../common/internal.h"
+
+enum nextok__kind {
+    NEXTOK__K_USER = 0,
+    NEXTOK__K_LOGIT_BIAS,
+    NEXTOK__K_ALLOWED,
+    NEXTOK__K_BANNED,
+    NEXTOK__K_PENALTIES,
+    NEXTOK__K_DRY,
+    NEXTOK__K_NO_REPEAT_NGRAM,
+    NEXTOK__K_MIN_TOKENS,
+    NEXTOK__K_TEMP,
+    NEXTOK__K_TEMP_EXT,
+    NEXTOK__K_TOP_K,
+    NEXTOK__K_TOP_P,
+    NEXTOK__K_MIN_P,
+    NEXTOK__K_TYPICAL,
+    NEXTOK__K_TOP_N_SIGMA,
+    NEXTOK__K_XTC,
+    NEXTOK__K_EPSILON,
+    NEXTOK__K_ETA,
+    NEXTOK__K_GREEDY,
+    NEXTOK__K_DIST,
+    NEXTOK__K_GUMBEL,
+    NEXTOK__K_MIROSTAT,
+    NEXTOK__K_MIROSTAT_V2,
+    NEXTOK__K_COUNT
+};
+
+/* One static interface table per built-in sampler (defined in its family file). */
+extern const struct nextok_sampler_i nextok__iface_logit_bias, nextok__iface_allowed,
+    nextok__iface_banned, nextok__iface_penalties, nextok__iface_dry,
+    nextok__iface_no_repeat_ngram, nextok__iface_min_tokens, nextok__iface_temp,
+    nextok__iface_temp_ext, nextok__iface_top_k, nextok__iface_top_p, nextok__iface_min_p,
+    nextok__iface_typical, nextok__iface_top_n_sigma, nextok__iface_xtc, nextok__iface_epsilon,
+    nextok__iface_eta, nextok__iface_greedy, nextok__iface_dist, nextok__iface_gumbel,
+    nextok__iface_mirostat, nextok__iface_mirostat_v2;
+
+enum nextok__kind nextok__sampler_kind(const struct nextok_sampler *s);
+
+/* ---- parameter structs (first member of each ctx) ----------------------- */
+
+struct nextok__p_temp      { float t; };
+struct nextok__p_temp_ext  { float t, range, exponent; };
+struct nextok__p_top_k     { int32_t k; enum nextok_ties ties; };
+struct nextok__p_top_p     { float p; enum nextok_ties ties; size_t min_keep; };
+struct nextok__p_min_p     { float p; size_t min_keep; };
+struct nextok__p_typical   { float p; size_t min_keep; };
+struct nextok__p_sigma     { float n; };
+struct nextok__p_xtc       { float probability, threshold; size_t min_keep; uint64_t seed; };
+struct nextok__p_cutoff    { float value; size_t min_keep; };  /* epsilon and eta */
+struct nextok__p_seed      { uint64_t seed; };                 /* dist, gumbel */
+struct nextok__p_mirostat  { int32_t n_vocab; uint64_t seed; float tau, eta; int32_t m; float mu; };
+struct nextok__p_min_tokens{ int32_t n_vocab, min_tokens; int32_t n_accepted; };
+
+/*
+ * Processors whose effect is confined to a few ids (logit bias, banned,
+ * min-tokens, penalties, DRY, no-repeat-n-gram) list those ids so the fused
+ * path can apply the processor to a small candidate array holding just them
+ * (its ordinary apply) instead of the whole row. Writes up to cap ids to ids,
+ * the total number to *n (may exceed cap: then call again with a bigger
+ * buffer). Ids are unique. Returns false for a sampler that is not such a
+ * processor.
+ */
+bool nextok__processor_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap, size_t *n);
+
+/* Per-kind touched-id functions (implemented next to each processor). */
+size_t nextok__bias_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
+size_t nextok__banned_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
+size_t nextok__min_tokens_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
+size_t nextok__penalties_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
+size_t nextok__dry_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
+size_t nextok__ngram_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
+/* The whitelist of an allowed-sampler (sorted ascending, unique). */
+const int32_t *nextok__allowed_ids(const struct nextok_sampler *s, size_t *n);
+
+/* Saturate to ±FLT_MAX so processed logits stay finite. */
+static inline float nextok__sat(float x)
+{
+    if (x > 3.40282347e38f) return 3.40282347e38f;
+    if (x < -3.40282347e38f) return -3.40282347e38f;
+    return x;
+}
+
+#endif

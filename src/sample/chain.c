@@ -1,0 +1,331 @@
+/*
+ * The chain: an ordered list of samplers that it owns, a workspace of n_vocab
+ * candidates allocated once, and the step counter that keys random draws.
+ * sample/probs/apply never allocate; state changes only in accept/set_prompt/reset.
+ */
+#include "chain_internal.h"
+
+#include <stdio.h>
+
+struct nextok_chain_params nextok_chain_default_params(void)
+{
+    struct nextok_chain_params p;
+    memset(&p, 0, sizeof p);
+    p.n_vocab = 0;
+    p.nan_policy = NEXTOK_NAN_ERROR;
+    return p;
+}
+
+nextok_status nextok__chain_fail(struct nextok_chain *c, nextok_status rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    nextok__vfmt(c->errmsg, sizeof c->errmsg, fmt, ap);
+    va_end(ap);
+    nextok__log(c->params.log_fn, c->params.log_user, NEXTOK_LOG_DEBUG, "%s", c->errmsg);
+    return rc;
+}
+
+nextok_status nextok_chain_init(struct nextok_chain **out, const struct nextok_chain_params *params,
+                                struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(!out || !params, err, NEXTOK_ERR_INVALID_ARG, "out and params must be non-NULL");
+    *out = NULL;
+    NEXTOK_FORWARD(nextok__check_vocab(params->n_vocab, err));
+    NEXTOK_RETURN_IF(params->nan_policy != NEXTOK_NAN_ERROR &&
+                         params->nan_policy != NEXTOK_NAN_AS_NEG_INF,
+                     err, NEXTOK_ERR_INVALID_ARG, "nan_policy: unknown value %d",
+                     (int)params->nan_policy);
+    struct nextok_chain *c = calloc(1, sizeof *c);
+    if (!c) goto out_nomem;
+    c->params = *params;
+    c->work = malloc((size_t)params->n_vocab * sizeof *c->work);
+    if (!c->work) goto out_free_chain;
+    c->fused = NULL;
+    *out = c;
+    return NEXTOK_OK;
+
+out_free_chain:
+    free(c);
+out_nomem:
+    return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory allocating a chain for %d tokens",
+                       (int)params->n_vocab);
+}
+
+void nextok_chain_free(struct nextok_chain *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n; i++) nextok_sampler_free(c->samplers[i]);
+    free(c->samplers);
+    free(c->work);
+    nextok__fused_free(c->fused);
+    free(c);
+}
+
+const char *nextok_chain_errmsg(const struct nextok_chain *c) { return c ? c->errmsg : ""; }
+
+nextok_status nextok_chain_add(struct nextok_chain *c, struct nextok_sampler *s)
+{
+    if (!c || !s) return NEXTOK_ERR_INVALID_ARG;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 8;
+        struct nextok_sampler **v = realloc(c->samplers, cap * sizeof *v);
+        if (!v) return nextok__chain_fail(c, NEXTOK_ERR_NOMEM, "out of memory adding a sampler");
+        c->samplers = v;
+        c->cap = cap;
+    }
+    c->samplers[c->n++] = s;
+    c->plan_valid = false;
+    return NEXTOK_OK;
+}
+
+struct nextok_sampler *nextok_chain_remove(struct nextok_chain *c, size_t i)
+{
+    if (!c || i >= c->n) return NULL;
+    struct nextok_sampler *s = c->samplers[i];
+    memmove(&c->samplers[i], &c->samplers[i + 1], (c->n - i - 1) * sizeof *c->samplers);
+    c->n--;
+    c->plan_valid = false;
+    return s;
+}
+
+size_t nextok_chain_n(const struct nextok_chain *c) { return c ? c->n : 0; }
+
+struct nextok_sampler *nextok_chain_get(const struct nextok_chain *c, size_t i)
+{
+    return (c && i < c->n) ? c->samplers[i] : NULL;
+}
+
+int32_t nextok_chain_n_vocab(const struct nextok_chain *c) { return c ? c->params.n_vocab : 0; }
+
+static nextok_status check_ids(struct nextok_chain *c, const int32_t *ids, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= c->params.n_vocab)
+            return nextok__chain_fail(c, NEXTOK_ERR_TOKEN_RANGE,
+                                      "%s[%zu]: token %d outside [0, %d)", what, i, (int)ids[i],
+                                      (int)c->params.n_vocab);
+    return NEXTOK_OK;
+}
+
+nextok_status nextok_chain_set_prompt(struct nextok_chain *c, const int32_t *ids, size_t n)
+{
+    if (!c || (!ids && n > 0)) return NEXTOK_ERR_INVALID_ARG;
+    NEXTOK_FORWARD(check_ids(c, ids, n, "prompt"));
+    for (size_t i = 0; i < c->n; i++) {
+        nextok_status rc = nextok_sampler_set_prompt(c->samplers[i], ids, n);
+        if (rc != NEXTOK_OK)
+            return nextok__chain_fail(c, rc, "%s: set_prompt failed: %s",
+                                      nextok_sampler_name(c->samplers[i]),
+                                      nextok_sampler_errmsg(c->samplers[i]));
+    }
+    c->last_valid = false;
+    return NEXTOK_OK;
+}
+
+nextok_status nextok_chain_accept(struct nextok_chain *c, int32_t token)
+{
+    if (!c) return NEXTOK_ERR_INVALID_ARG;
+    NEXTOK_FORWARD(check_ids(c, &token, 1, "token"));
+    for (size_t i = 0; i < c->n; i++) {
+        nextok_status rc = nextok_sampler_accept(c->samplers[i], token);
+        if (rc != NEXTOK_OK)
+            return nextok__chain_fail(c, rc, "%s: accept failed: %s",
+                                      nextok_sampler_name(c->samplers[i]),
+                                      nextok_sampler_errmsg(c->samplers[i]));
+    }
+    c->step++;
+    c->last_valid = false;
+    return NEXTOK_OK;
+}
+
+void nextok_chain_reset(struct nextok_chain *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n; i++) nextok_sampler_reset(c->samplers[i]);
+    c->step = 0;
+    c->last_valid = false;
+}
+
+nextok_status nextok_chain_clone(const struct nextok_chain *c, struct nextok_chain **out)
+{
+    if (!c || !out) return NEXTOK_ERR_INVALID_ARG;
+    *out = NULL;
+    struct nextok_chain *d;
+    nextok_status rc = nextok_chain_init(&d, &c->params, NULL);
+    if (rc != NEXTOK_OK) return rc;
+    for (size_t i = 0; i < c->n; i++) {
+        struct nextok_sampler *s = NULL;
+        rc = nextok_sampler_clone(c->samplers[i], &s);
+        if (rc == NEXTOK_OK) {
+            rc = nextok_chain_add(d, s);
+            if (rc != NEXTOK_OK) nextok_sampler_free(s);
+        }
+        if (rc != NEXTOK_OK) {
+            nextok_chain_free(d);
+            return rc;
+        }
+    }
+    d->step = c->step;
+    d->observer = c->observer;
+    d->observer_user = c->observer_user;
+    *out = d;
+    return NEXTOK_OK;
+}
+
+void nextok_chain_set_step(struct nextok_chain *c, uint64_t step)
+{
+    if (c) c->step = step;
+}
+
+uint64_t nextok_chain_step(const struct nextok_chain *c) { return c ? c->step : 0; }
+
+void nextok_chain_set_observer(struct nextok_chain *c, nextok_stage_fn fn, void *user)
+{
+    if (!c) return;
+    c->observer = fn;
+    c->observer_user = user;
+}
+
+bool nextok_chain_last_fused(const struct nextok_chain *c) { return c && c->last_fused; }
+
+/* Run every stage on c->work[0..size). On success the final candidates stay there. */
+static nextok_status run_stages(struct nextok_chain *c, struct nextok_token_data_array *cur)
+{
+    nextok_status rc = nextok_candidates_prepare(cur, c->params.nan_policy);
+    if (rc == NEXTOK_ERR_NAN)
+        return nextok__chain_fail(c, rc, "logits: NaN in input row");
+    if (rc != NEXTOK_OK)
+        return nextok__chain_fail(c, rc, "logits: no finite candidate in input row");
+    for (size_t i = 0; i < c->n; i++) {
+        struct nextok_sampler *s = c->samplers[i];
+        cur->selected = -1;
+        rc = s->iface->apply(s, cur, c->step);
+        if (rc != NEXTOK_OK)
+            return nextok__chain_fail(c, rc, "%s: %s", nextok_sampler_name(s),
+                                      s->errmsg[0] ? s->errmsg : nextok_strerror(rc));
+        if (cur->size == 0)
+            return nextok__chain_fail(c, NEXTOK_ERR_NO_CANDIDATES,
+                                      "%s: no candidate left (every token masked)",
+                                      nextok_sampler_name(s));
+        if (c->observer) c->observer(i, nextok_sampler_name(s), cur, c->observer_user);
+    }
+    return NEXTOK_OK;
+}
+
+static nextok_status check_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype)
+{
+    if (!logits) return nextok__chain_fail(c, NEXTOK_ERR_INVALID_ARG, "logits: NULL row");
+    if (nextok_dtype_size(dtype) == 0)
+        return nextok__chain_fail(c, NEXTOK_ERR_INVALID_ARG, "dtype: unknown value %d", (int)dtype);
+    return NEXTOK_OK;
+}
+
+static void load_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
+                     struct nextok_token_data_array *cur)
+{
+    const size_t n = (size_t)c->params.n_vocab;
+    struct nextok_token_data *d = c->work;
+    if (dtype == NEXTOK_DTYPE_F32) {
+        const float *f = logits;
+        for (size_t i = 0; i < n; i++) d[i] = (struct nextok_token_data){(int32_t)i, f[i], 0.0f};
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = (struct nextok_token_data){(int32_t)i, nextok__row_get(logits, dtype, i), 0.0f};
+    }
+    *cur = (struct nextok_token_data_array){d, n, -1, false};
+}
+
+/* Run the plain chain on a row; leaves the final candidates in c->last. */
+static nextok_status chain_run_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype)
+{
+    c->last_valid = false;
+    c->last_fused = false;
+    NEXTOK_FORWARD(check_row(c, logits, dtype));
+    if (!c->params.no_fused && !c->observer) {
+        bool handled = false;
+        nextok_status rc = nextok__fused_run(c, logits, dtype, &handled);
+        if (handled) {
+            c->last_fused = rc == NEXTOK_OK;
+            c->last_valid = rc == NEXTOK_OK;
+            return rc;
+        }
+    }
+    load_row(c, logits, dtype, &c->last);
+    NEXTOK_FORWARD(run_stages(c, &c->last));
+    c->last_valid = true;
+    return NEXTOK_OK;
+}
+
+nextok_status nextok_chain_sample(struct nextok_chain *c, const void *logits,
+                                  enum nextok_dtype dtype, int32_t *token)
+{
+    if (!c || !token) return NEXTOK_ERR_INVALID_ARG;
+    NEXTOK_FORWARD(chain_run_row(c, logits, dtype));
+    if (c->last.selected < 0 || (size_t)c->last.selected >= c->last.size) {
+        c->last_valid = false;
+        return nextok__chain_fail(c, NEXTOK_ERR_STATE,
+                                  "chain has no selector (end it with greedy, dist, gumbel or mirostat)");
+    }
+    *token = c->last.data[c->last.selected].id;
+    return NEXTOK_OK;
+}
+
+/* p on the final candidates: the selector's if it set them, else softmax. */
+static void ensure_probs(struct nextok_chain *c)
+{
+    if (c->last.selected < 0) nextok__cand_softmax(&c->last);
+}
+
+static int cmp_prob_desc(const void *pa, const void *pb)
+{
+    const struct nextok_token_data *a = pa, *b = pb;
+    if (a->p != b->p) return a->p > b->p ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+nextok_status nextok_chain_probs(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
+                                 struct nextok_token_data *out, size_t cap, size_t *n, int32_t *token)
+{
+    if (!c || !n || (!out && cap > 0)) return NEXTOK_ERR_INVALID_ARG;
+    NEXTOK_FORWARD(chain_run_row(c, logits, dtype));
+    ensure_probs(c);
+    int32_t sel = c->last.selected >= 0 ? c->last.data[c->last.selected].id : -1;
+    /* sorting reorders the workspace; `selected` must follow the token */
+    qsort(c->last.data, c->last.size, sizeof *c->last.data, cmp_prob_desc);
+    c->last.sorted = false;
+    c->last.selected = -1;
+    for (size_t i = 0; i < c->last.size && sel >= 0; i++)
+        if (c->last.data[i].id == sel) c->last.selected = (int64_t)i;
+    if (token) *token = sel;
+    *n = c->last.size;
+    size_t m = c->last.size < cap ? c->last.size : cap;
+    if (m) memcpy(out, c->last.data, m * sizeof *out);
+    if (cap < c->last.size)
+        return nextok__chain_fail(c, NEXTOK_ERR_BUFFER_TOO_SMALL, "out: %zu entries needed, cap %zu",
+                                  c->last.size, cap);
+    return NEXTOK_OK;
+}
+
+nextok_status nextok_chain_apply(struct nextok_chain *c, struct nextok_token_data_array *cur)
+{
+    if (!c || !cur || (!cur->data && cur->size > 0)) return NEXTOK_ERR_INVALID_ARG;
+    if (cur->size > (size_t)c->params.n_vocab)
+        return nextok__chain_fail(c, NEXTOK_ERR_INVALID_ARG, "cur: %zu candidates for %d tokens",
+                                  cur->size, (int)c->params.n_vocab);
+    for (size_t i = 0; i < cur->size; i++)
+        if (cur->data[i].id < 0 || cur->data[i].id >= c->params.n_vocab)
+            return nextok__chain_fail(c, NEXTOK_ERR_TOKEN_RANGE, "cur->data[%zu].id: %d outside [0, %d)",
+                                      i, (int)cur->data[i].id, (int)c->params.n_vocab);
+    c->last_valid = false;
+    c->last_fused = false;
+    if (cur->size) memcpy(c->work, cur->data, cur->size * sizeof *cur->data);
+    c->last = (struct nextok_token_data_array){c->work, cur->size, -1, cur->sorted};
+    NEXTOK_FORWARD(run_stages(c, &c->last));
+    c->last_valid = true;
+    memcpy(cur->data, c->last.data, c->last.size * sizeof *cur->data);
+    cur->size = c->last.size;
+    cur->selected = c->last.selected;
+    cur->sorted = c->last.sorted;
+    return NEXTOK_OK;
+}

@@ -1,0 +1,100 @@
+/* The generic sampler object: NULL-tolerant wrappers around the vtable. */
+#include "../common/internal.h"
+
+#include <stdio.h>
+
+nextok_status nextok__sampler_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
+                                  void *ctx, struct nextok_error *err)
+{
+    struct nextok_sampler *s = calloc(1, sizeof *s);
+    if (!s) {
+        if (iface->free) {
+            struct nextok_sampler tmp = {iface, ctx, {0}};
+            iface->free(&tmp);
+        }
+        return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating sampler %s",
+                           iface->name ? iface->name(NULL) : "?");
+    }
+    s->iface = iface;
+    s->ctx = ctx;
+    *out = s;
+    return NEXTOK_OK;
+}
+
+nextok_status nextok_sampler_init(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
+                                  void *ctx)
+{
+    if (!out) return NEXTOK_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!iface || !iface->apply) return NEXTOK_ERR_INVALID_ARG;
+    return nextok__sampler_new(out, iface, ctx, NULL);
+}
+
+void *nextok_sampler_ctx(const struct nextok_sampler *s) { return s ? s->ctx : NULL; }
+
+nextok_status nextok_sampler_set_error(struct nextok_sampler *s, nextok_status status,
+                                       const char *fmt, ...)
+{
+    if (s && fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        nextok__vfmt(s->errmsg, sizeof s->errmsg, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+const char *nextok_sampler_errmsg(const struct nextok_sampler *s) { return s ? s->errmsg : ""; }
+
+const char *nextok_sampler_name(const struct nextok_sampler *s)
+{
+    if (!s || !s->iface->name) return "?";
+    return s->iface->name(s);
+}
+
+nextok_status nextok_sampler_accept(struct nextok_sampler *s, int32_t token)
+{
+    if (!s) return NEXTOK_ERR_INVALID_ARG;
+    if (token < 0)
+        return nextok_sampler_set_error(s, NEXTOK_ERR_TOKEN_RANGE, "token: %d is negative",
+                                        (int)token);
+    return s->iface->accept ? s->iface->accept(s, token) : NEXTOK_OK;
+}
+
+nextok_status nextok_sampler_set_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
+{
+    if (!s || (!ids && n > 0)) return NEXTOK_ERR_INVALID_ARG;
+    return s->iface->set_prompt ? s->iface->set_prompt(s, ids, n) : NEXTOK_OK;
+}
+
+nextok_status nextok_sampler_apply(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                                   uint64_t step)
+{
+    if (!s || !cur) return NEXTOK_ERR_INVALID_ARG;
+    nextok_status rc = nextok_candidates_prepare(cur, NEXTOK_NAN_ERROR);
+    if (rc != NEXTOK_OK)
+        return nextok_sampler_set_error(s, rc, "%s: input rejected: %s", nextok_sampler_name(s),
+                                        nextok_strerror(rc));
+    cur->selected = -1;
+    return s->iface->apply(s, cur, step);
+}
+
+void nextok_sampler_reset(struct nextok_sampler *s)
+{
+    if (s && s->iface->reset) s->iface->reset(s);
+}
+
+nextok_status nextok_sampler_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
+{
+    if (!s || !out) return NEXTOK_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!s->iface->clone) return NEXTOK_ERR_UNSUPPORTED;
+    return s->iface->clone(s, out);
+}
+
+void nextok_sampler_free(struct nextok_sampler *s)
+{
+    if (!s) return;
+    if (s->iface->free) s->iface->free(s);
+    free(s);
+}
