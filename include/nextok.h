@@ -579,6 +579,15 @@ NEXTOK_API nextok_status nextok_profile_from_name(const char *name, enum nextok_
 NEXTOK_API nextok_status nextok_chain_init_sampling(struct nextok_chain **out,
         const struct nextok_sampling_params *params, struct nextok_error *err);
 
+/* ==== BEGIN fast path and batches (owned by the fused/batch work) ======== */
+/* ==== END fast path and batches ========================================== */
+
+/* ==== BEGIN vocabularies and detokenization ============================== */
+/* ==== END vocabularies and detokenization ================================ */
+
+/* ==== BEGIN stop criteria and sessions ==================================== */
+/* ==== END stop criteria and sessions ====================================== */
+
 /* ------------------------------------------------------------------------ */
 /* CPU features                                                              */
 /* ------------------------------------------------------------------------ */
