@@ -562,9 +562,10 @@ struct nextok_sampling_params {
     const int32_t *eog_ids;        /* suppressed until min_tokens outputs    */
     size_t   n_eog;
 
-    /* llama profile only: custom order, llama.cpp names separated by ';'
-     * (penalties, dry, top_n_sigma, top_k, typ_p, top_p, min_p, xtc,
-     * temperature). NULL: the profile's order. */
+    /* Custom stage order, llama.cpp names separated by ';' (penalties, dry,
+     * top_n_sigma, top_k, typ_p, top_p, min_p, xtc, temperature; also
+     * epsilon, eta). NULL: the profile's order. In the vllm and hf profiles
+     * penalties/dry left out of the list still run first, as processors. */
     const char *samplers;
 
     enum nextok_nan_policy nan_policy;
