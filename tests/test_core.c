@@ -54,7 +54,7 @@ TEST(f16_exhaustive)
     for (uint32_t h = 0; h < 65536; h++) {
         double want = f16_value((uint16_t)h);
         float got = nextok_f16_to_f32((uint16_t)h);
-        if (isnan(want) ? !isnan(got) : (double)got != want || signbit(got) != ((h >> 15) != 0)) bad++;
+        if (isnan(want) ? !isnan(got) : (double)got != want || (signbit(got) != 0) != ((h >> 15) != 0)) bad++;
         if (!isnan(want) && nextok_f32_to_f16(got) != h) bad++; /* round trip */
     }
     CHECK_EQ_INT(bad, 0);

@@ -84,6 +84,19 @@ size_t nextok__ngram_touched(const struct nextok_sampler *s, int32_t *ids, size_
 /* The whitelist of an allowed-sampler (sorted ascending, unique). */
 const int32_t *nextok__allowed_ids(const struct nextok_sampler *s, size_t *n);
 
+/* Entropy (nats) of softmax(cur) in double; optionally the max logit and
+ * Z = sum exp(l - max). Defined in typical.c. */
+double nextok__cand_entropy(const struct nextok_token_data_array *cur, double *max_logit,
+                            double *z);
+
+/* The id-order categorical draw (docs/semantics.md, categorical), with its
+ * scratch; shared by dist and mirostat. Defined in select.c. */
+struct nextok__catdraw;
+struct nextok__catdraw *nextok__catdraw_new(size_t reserve);
+void nextok__catdraw_free(struct nextok__catdraw *d);
+nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token_data_array *cur,
+                                  uint64_t seed, uint64_t step, double *z_out);
+
 /* Saturate to ±FLT_MAX so processed logits stay finite. */
 static inline float nextok__sat(float x)
 {

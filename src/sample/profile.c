@@ -147,9 +147,11 @@ static nextok_status validate(const struct nextok_sampling_params *p, struct nex
 /* ---- building ------------------------------------------------------------ */
 
 /* Add a freshly constructed sampler (or forward its construction error, prefixed). */
-static nextok_status add(struct nextok_chain *c, nextok_status rc, struct nextok_sampler *s,
+/* `ps` is read only here, after the constructor call in the argument list ran. */
+static nextok_status add(struct nextok_chain *c, nextok_status rc, struct nextok_sampler **ps,
                          const char *field, struct nextok_error *err)
 {
+    struct nextok_sampler *s = *ps;
     if (rc != NEXTOK_OK) {
         if (err) {
             char inner[NEXTOK_ERRMSG_MAX];
@@ -173,19 +175,19 @@ static nextok_status add_masks(struct nextok_chain *c, const struct nextok_sampl
     struct nextok_sampler *s = NULL;
     if (p->n_logit_bias)
         NEXTOK_FORWARD(add(c, nextok_sampler_init_logit_bias(&s, p->n_vocab, p->logit_bias,
-                                                             p->n_logit_bias, err), s, "logit_bias", err));
+                                                             p->n_logit_bias, err), &s, "logit_bias", err));
     if (p->allowed_ids)
         NEXTOK_FORWARD(add(c, nextok_sampler_init_allowed(&s, p->n_vocab, p->allowed_ids,
-                                                          p->n_allowed, err), s, "allowed_ids", err));
+                                                          p->n_allowed, err), &s, "allowed_ids", err));
     if (p->n_banned)
         NEXTOK_FORWARD(add(c, nextok_sampler_init_banned(&s, p->n_vocab, p->banned_ids,
-                                                         p->n_banned, err), s, "banned_ids", err));
+                                                         p->n_banned, err), &s, "banned_ids", err));
     if (p->min_tokens > 0 && p->n_eog)
         NEXTOK_FORWARD(add(c, nextok_sampler_init_min_tokens(&s, p->n_vocab, p->min_tokens,
-                                                             p->eog_ids, p->n_eog, err), s, "min_tokens", err));
+                                                             p->eog_ids, p->n_eog, err), &s, "min_tokens", err));
     if (p->no_repeat_ngram > 0)
         NEXTOK_FORWARD(add(c, nextok_sampler_init_no_repeat_ngram(&s, p->n_vocab, p->no_repeat_ngram,
-                                                                  err), s, "no_repeat_ngram", err));
+                                                                  err), &s, "no_repeat_ngram", err));
     return NEXTOK_OK;
 }
 
@@ -207,7 +209,7 @@ static nextok_status add_penalties(struct nextok_chain *c, const struct nextok_s
     pp.frequency = p->frequency_penalty;
     pp.presence = p->presence_penalty;
     struct nextok_sampler *s = NULL;
-    return add(c, nextok_sampler_init_penalties(&s, &pp, err), s, "penalties", err);
+    return add(c, nextok_sampler_init_penalties(&s, &pp, err), &s, "penalties", err);
 }
 
 static nextok_status add_dry(struct nextok_chain *c, const struct nextok_sampling_params *p,
@@ -223,7 +225,7 @@ static nextok_status add_dry(struct nextok_chain *c, const struct nextok_samplin
     dp.breaker_off = p->dry_breaker_off;
     dp.n_breakers = p->dry_n_breakers;
     struct nextok_sampler *s = NULL;
-    return add(c, nextok_sampler_init_dry(&s, &dp, err), s, "dry", err);
+    return add(c, nextok_sampler_init_dry(&s, &dp, err), &s, "dry", err);
 }
 
 static nextok_status add_temperature(struct nextok_chain *c, const struct nextok_sampling_params *p,
@@ -232,9 +234,9 @@ static nextok_status add_temperature(struct nextok_chain *c, const struct nextok
     struct nextok_sampler *s = NULL;
     if (p->profile == NEXTOK_PROFILE_LLAMA && p->dynatemp_range > 0)
         return add(c, nextok_sampler_init_temp_ext(&s, p->temperature, p->dynatemp_range,
-                                                   p->dynatemp_exponent, err), s, "dynatemp", err);
+                                                   p->dynatemp_exponent, err), &s, "dynatemp", err);
     if (p->temperature == 1.0f) return NEXTOK_OK;
-    return add(c, nextok_sampler_init_temp(&s, p->temperature, err), s, "temperature", err);
+    return add(c, nextok_sampler_init_temp(&s, p->temperature, err), &s, "temperature", err);
 }
 
 /* Stage names (llama.cpp's --samplers names plus aliases). */
@@ -265,31 +267,31 @@ static nextok_status add_stage(struct nextok_chain *c, enum stage st,
     case ST_TEMPERATURE: return add_temperature(c, p, err);
     case ST_TOP_N_SIGMA:
         if (p->top_n_sigma <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_top_n_sigma(&s, p->top_n_sigma, err), s, "top_n_sigma", err);
+        return add(c, nextok_sampler_init_top_n_sigma(&s, p->top_n_sigma, err), &s, "top_n_sigma", err);
     case ST_TOP_K:
         if (p->top_k <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_top_k(&s, p->top_k, p->top_k_ties, err), s, "top_k", err);
+        return add(c, nextok_sampler_init_top_k(&s, p->top_k, p->top_k_ties, err), &s, "top_k", err);
     case ST_TYPICAL:
         if (p->typical_p >= 1) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_typical(&s, p->typical_p, p->min_keep, err), s, "typical_p", err);
+        return add(c, nextok_sampler_init_typical(&s, p->typical_p, p->min_keep, err), &s, "typical_p", err);
     case ST_TOP_P:
         if (p->top_p >= 1) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_top_p(&s, p->top_p, p->top_k_ties, p->min_keep, err), s,
+        return add(c, nextok_sampler_init_top_p(&s, p->top_p, p->top_k_ties, p->min_keep, err), &s,
                    "top_p", err);
     case ST_MIN_P:
         if (p->min_p <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_min_p(&s, p->min_p, p->min_keep, err), s, "min_p", err);
+        return add(c, nextok_sampler_init_min_p(&s, p->min_p, p->min_keep, err), &s, "min_p", err);
     case ST_XTC:
         if (p->xtc_probability <= 0) return NEXTOK_OK;
         return add(c, nextok_sampler_init_xtc(&s, p->xtc_probability, p->xtc_threshold, p->min_keep,
-                                              p->seed, err), s, "xtc", err);
+                                              p->seed, err), &s, "xtc", err);
     case ST_EPSILON:
         if (p->epsilon_cutoff <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_epsilon(&s, p->epsilon_cutoff, p->min_keep, err), s,
+        return add(c, nextok_sampler_init_epsilon(&s, p->epsilon_cutoff, p->min_keep, err), &s,
                    "epsilon_cutoff", err);
     case ST_ETA:
         if (p->eta_cutoff <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_eta(&s, p->eta_cutoff, p->min_keep, err), s, "eta_cutoff", err);
+        return add(c, nextok_sampler_init_eta(&s, p->eta_cutoff, p->min_keep, err), &s, "eta_cutoff", err);
     case ST_COUNT: break;
     }
     return NEXTOK_OK;
@@ -351,15 +353,15 @@ static nextok_status add_selector(struct nextok_chain *c, const struct nextok_sa
     struct nextok_sampler *s = NULL;
     if (p->mirostat == 1)
         return add(c, nextok_sampler_init_mirostat(&s, p->n_vocab, p->seed, p->mirostat_tau,
-                                                   p->mirostat_eta, 100, err), s, "mirostat", err);
+                                                   p->mirostat_eta, 100, err), &s, "mirostat", err);
     if (p->mirostat == 2)
         return add(c, nextok_sampler_init_mirostat_v2(&s, p->seed, p->mirostat_tau, p->mirostat_eta,
-                                                      err), s, "mirostat", err);
+                                                      err), &s, "mirostat", err);
     if (p->temperature <= 0 || p->selector == NEXTOK_SELECTOR_GREEDY)
-        return add(c, nextok_sampler_init_greedy(&s, err), s, "selector", err);
+        return add(c, nextok_sampler_init_greedy(&s, err), &s, "selector", err);
     if (p->selector == NEXTOK_SELECTOR_GUMBEL)
-        return add(c, nextok_sampler_init_gumbel(&s, p->seed, err), s, "selector", err);
-    return add(c, nextok_sampler_init_dist(&s, p->seed, err), s, "selector", err);
+        return add(c, nextok_sampler_init_gumbel(&s, p->seed, err), &s, "selector", err);
+    return add(c, nextok_sampler_init_dist(&s, p->seed, err), &s, "selector", err);
 }
 
 /* Stages of the chain proper (between the masks and the selector). */

@@ -1,0 +1,314 @@
+/*
+ * Selectors: greedy, categorical (inverse CDF in id order) and Gumbel-max.
+ *
+ * The categorical draw walks candidates in id order so that the token depends
+ * only on (seed, step, the set of candidates and their logits), never on how
+ * an earlier stage happened to order the array. Its scratch (id order, weights)
+ * lives in a nextok__catdraw, shared with mirostat.c.
+ */
+#include "builtin.h"
+
+/* ---- id-order categorical draw (also used by mirostat.c) ----------------- */
+
+struct nextok__catdraw {
+    uint64_t *key; /* (id << 32) | index into cur->data */
+    uint64_t *tmp; /* radix-sort buffer */
+    double *w;     /* exp(l_i - m), by index into cur->data */
+    size_t cap;    /* grown geometrically, never shrunk */
+};
+
+
+void nextok__catdraw_free(struct nextok__catdraw *d)
+{
+    if (!d) return;
+    free(d->key);
+    free(d->tmp);
+    free(d->w);
+    free(d);
+}
+
+static bool catdraw_reserve(struct nextok__catdraw *d, size_t n)
+{
+    if (n <= d->cap) return true;
+    size_t cap = d->cap ? d->cap : 64;
+    while (cap < n) cap *= 2;
+    if (cap > SIZE_MAX / sizeof(uint64_t)) return false;
+    uint64_t *key = malloc(cap * sizeof *key), *tmp = malloc(cap * sizeof *tmp);
+    double *w = malloc(cap * sizeof *w);
+    if (!key || !tmp || !w) {
+        free(key);
+        free(tmp);
+        free(w);
+        return false;
+    }
+    free(d->key);
+    free(d->tmp);
+    free(d->w);
+    d->key = key;
+    d->tmp = tmp;
+    d->w = w;
+    d->cap = cap;
+    return true;
+}
+
+/* A scratch with room for `reserve` candidates (0: grown on first use). */
+struct nextok__catdraw *nextok__catdraw_new(size_t reserve)
+{
+    struct nextok__catdraw *d = calloc(1, sizeof *d);
+    if (d && reserve && !catdraw_reserve(d, reserve)) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+
+/* One counting-sort pass of src into dst on the digit at `shift`. */
+static void radix_pass(const uint64_t *src, uint64_t *dst, size_t n, unsigned shift)
+{
+    size_t count[RADIX_SIZE] = {0};
+    for (size_t i = 0; i < n; i++) count[(src[i] >> shift) & (RADIX_SIZE - 1)]++;
+    size_t off = 0;
+    for (size_t b = 0; b < RADIX_SIZE; b++) {
+        const size_t c = count[b];
+        count[b] = off;
+        off += c;
+    }
+    for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & (RADIX_SIZE - 1)]++] = src[i];
+}
+
+/*
+ * Fill d->key with (id << 32 | index) in id-ascending order: O(n) LSD radix
+ * sort on the id bits, only as many 11-bit passes as the largest id needs
+ * (ids are unique, so stability across equal ids never matters). Returns the
+ * buffer holding the result.
+ */
+static const uint64_t *id_order(struct nextok__catdraw *d,
+                                const struct nextok_token_data_array *cur)
+{
+    const size_t n = cur->size;
+    bool ascending = true;
+    uint64_t max_id = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t id = (uint32_t)cur->data[i].id;
+        d->key[i] = id << 32 | (uint64_t)i;
+        if (i > 0 && cur->data[i].id <= cur->data[i - 1].id) ascending = false;
+        if (id > max_id) max_id = id;
+    }
+    if (ascending) return d->key;
+    uint64_t *src = d->key, *dst = d->tmp;
+    for (unsigned b = 0; b < 32 && (max_id >> b) != 0; b += RADIX_BITS) {
+        radix_pass(src, dst, n, 32 + b);
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    return src;
+}
+
+/*
+ * Softmax over cur (p set on every candidate) and one categorical draw:
+ * u = uniform(seed, step, NEXTOK_RNG_DIST, 0); walking ids ascending, the
+ * first token whose running sum of w_i exceeds u·Z, Z summed in that same
+ * order (the last one if rounding leaves none). Sets cur->selected; *z_out
+ * (may be NULL) receives Z, relative to the maximum logit.
+ */
+nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token_data_array *cur,
+                                  uint64_t seed, uint64_t step, double *z_out)
+{
+    const size_t n = cur->size;
+    if (n == 0) return NEXTOK_ERR_NO_CANDIDATES;
+    if (!catdraw_reserve(d, n)) return NEXTOK_ERR_NOMEM;
+    const uint64_t *order = id_order(d, cur);
+    const double m = nextok__cand_max_logit(cur);
+    for (size_t i = 0; i < n; i++) d->w[i] = exp((double)cur->data[i].logit - m);
+    double z = 0.0;
+    for (size_t j = 0; j < n; j++) z += d->w[(uint32_t)order[j]];
+    for (size_t i = 0; i < n; i++) cur->data[i].p = (float)(d->w[i] / z);
+    const double target = nextok_rng_uniform(seed, step, NEXTOK_RNG_DIST, 0) * z;
+    size_t pick = (uint32_t)order[n - 1];
+    double acc = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        acc += d->w[(uint32_t)order[j]];
+        if (acc > target) {
+            pick = (uint32_t)order[j];
+            break;
+        }
+    }
+    cur->selected = (int64_t)pick;
+    if (z_out) *z_out = z;
+    return NEXTOK_OK;
+}
+
+/* ---- greedy ----------------------------------------------------------------- */
+
+static nextok_status greedy_apply(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                                  uint64_t step)
+{
+    (void)s;
+    (void)step;
+    cur->data[0] = cur->data[nextok__cand_argmax(cur)];
+    cur->data[0].p = 1.0f;
+    cur->size = 1;
+    cur->sorted = true;
+    cur->selected = 0;
+    return NEXTOK_OK;
+}
+
+static const char *greedy_name(const struct nextok_sampler *s)
+{
+    (void)s;
+    return "greedy";
+}
+
+static nextok_status greedy_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
+{
+    (void)s;
+    return nextok__sampler_new(out, &nextok__iface_greedy, NULL, NULL);
+}
+
+const struct nextok_sampler_i nextok__iface_greedy = {
+    .name = greedy_name,
+    .apply = greedy_apply,
+    .clone = greedy_clone,
+};
+
+nextok_status nextok_sampler_init_greedy(struct nextok_sampler **out, struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
+    *out = NULL;
+    return nextok__sampler_new(out, &nextok__iface_greedy, NULL, err);
+}
+
+/* ---- dist ------------------------------------------------------------------- */
+
+struct dist_ctx {
+    struct nextok__p_seed p;
+    struct nextok__catdraw *draw;
+};
+
+static nextok_status dist_apply(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                                uint64_t step)
+{
+    struct dist_ctx *c = s->ctx;
+    const nextok_status rc = nextok__catdraw_run(c->draw, cur, c->p.seed, step, NULL);
+    if (rc == NEXTOK_ERR_NOMEM)
+        return nextok_sampler_set_error(s, rc, "dist: out of memory for %zu candidates",
+                                        cur->size);
+    return rc;
+}
+
+static const char *dist_name(const struct nextok_sampler *s)
+{
+    (void)s;
+    return "dist";
+}
+
+static void dist_free(struct nextok_sampler *s)
+{
+    struct dist_ctx *c = s->ctx;
+    if (!c) return;
+    nextok__catdraw_free(c->draw);
+    free(c);
+}
+
+static struct dist_ctx *dist_ctx_new(uint64_t seed)
+{
+    struct dist_ctx *c = malloc(sizeof *c);
+    if (!c) return NULL;
+    c->p.seed = seed;
+    c->draw = nextok__catdraw_new(0);
+    if (!c->draw) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static nextok_status dist_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
+{
+    /* the seed is the whole state; the scratch is not copied */
+    struct dist_ctx *c = dist_ctx_new(((const struct dist_ctx *)s->ctx)->p.seed);
+    if (!c) return NEXTOK_ERR_NOMEM;
+    return nextok__sampler_new(out, &nextok__iface_dist, c, NULL);
+}
+
+const struct nextok_sampler_i nextok__iface_dist = {
+    .name = dist_name,
+    .apply = dist_apply,
+    .clone = dist_clone,
+    .free = dist_free,
+};
+
+nextok_status nextok_sampler_init_dist(struct nextok_sampler **out, uint64_t seed,
+                                       struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
+    *out = NULL;
+    struct dist_ctx *c = dist_ctx_new(nextok__resolve_seed(seed));
+    NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "dist: out of memory");
+    return nextok__sampler_new(out, &nextok__iface_dist, c, err);
+}
+
+/* ---- gumbel ----------------------------------------------------------------- */
+
+/*
+ * Gumbel-max trick: argmax_i (l_i + g_i), g_i = -ln(-ln u_i), is an exact
+ * sample of softmax(l). Noise is keyed by token id, so the result does not
+ * depend on the array's order; no sort, no normaliser needed for the choice.
+ */
+static nextok_status gumbel_apply(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                                  uint64_t step)
+{
+    const uint64_t seed = ((const struct nextok__p_seed *)s->ctx)->seed;
+    size_t best = 0;
+    double best_v = -INFINITY;
+    for (size_t i = 0; i < cur->size; i++) {
+        const struct nextok_token_data *d = &cur->data[i];
+        const double u = nextok_rng_uniform_open(seed, step, NEXTOK_RNG_GUMBEL, (uint32_t)d->id);
+        const double v = (double)d->logit - log(-log(u));
+        if (v > best_v || (v == best_v && d->id < cur->data[best].id)) {
+            best = i;
+            best_v = v;
+        }
+    }
+    nextok__cand_softmax(cur);
+    cur->selected = (int64_t)best;
+    return NEXTOK_OK;
+}
+
+static const char *gumbel_name(const struct nextok_sampler *s)
+{
+    (void)s;
+    return "gumbel";
+}
+
+static void gumbel_free(struct nextok_sampler *s) { free(s->ctx); }
+
+static nextok_status gumbel_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
+{
+    struct nextok__p_seed *c = malloc(sizeof *c);
+    if (!c) return NEXTOK_ERR_NOMEM;
+    *c = *(const struct nextok__p_seed *)s->ctx;
+    return nextok__sampler_new(out, &nextok__iface_gumbel, c, NULL);
+}
+
+const struct nextok_sampler_i nextok__iface_gumbel = {
+    .name = gumbel_name,
+    .apply = gumbel_apply,
+    .clone = gumbel_clone,
+    .free = gumbel_free,
+};
+
+nextok_status nextok_sampler_init_gumbel(struct nextok_sampler **out, uint64_t seed,
+                                         struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
+    *out = NULL;
+    struct nextok__p_seed *c = malloc(sizeof *c);
+    NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "gumbel: out of memory");
+    c->seed = nextok__resolve_seed(seed);
+    return nextok__sampler_new(out, &nextok__iface_gumbel, c, err);
+}

@@ -1,0 +1,83 @@
+/*
+ * Top-k (Fan et al. 2018, "Hierarchical Neural Story Generation"): keep the k
+ * highest logits. Two tie rules, as engines differ: EXACT keeps exactly k in
+ * sorted order (llama.cpp); KEEP also keeps every candidate tied with the
+ * k-th logit (vLLM, HF, FlashInfer compare against the k-th value).
+ */
+#include "builtin.h"
+
+static int cmp_id(const void *pa, const void *pb)
+{
+    const struct nextok_token_data *a = pa, *b = pb;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * The first k candidates are the sorted top k; move the others tied with the
+ * k-th logit right behind them. All have the same logit, so id ascending
+ * keeps the whole prefix sorted. Returns the new prefix length.
+ */
+static size_t gather_ties(struct nextok_token_data_array *cur, size_t k)
+{
+    const float v = cur->data[k - 1].logit;
+    size_t n = k;
+    for (size_t i = k; i < cur->size; i++) {
+        if (cur->data[i].logit != v) continue;
+        struct nextok_token_data t = cur->data[n];
+        cur->data[n++] = cur->data[i];
+        cur->data[i] = t;
+    }
+    if (n - k > 1) qsort(cur->data + k, n - k, sizeof *cur->data, cmp_id);
+    return n;
+}
+
+static nextok_status top_k_apply(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                                 uint64_t step)
+{
+    (void)step;
+    const struct nextok__p_top_k *c = s->ctx;
+    if (c->k <= 0 || (size_t)c->k >= cur->size) return NEXTOK_OK;
+    const size_t k = (size_t)c->k;
+    nextok__cand_partial_sort(cur, k);
+    const size_t n = c->ties == NEXTOK_TIES_KEEP ? gather_ties(cur, k) : k;
+    cur->size = n;
+    cur->sorted = true;
+    cur->selected = -1;
+    return NEXTOK_OK;
+}
+
+static const char *top_k_name(const struct nextok_sampler *s)
+{
+    (void)s;
+    return "top-k";
+}
+
+static void top_k_free(struct nextok_sampler *s) { free(s->ctx); }
+
+static nextok_status top_k_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
+{
+    struct nextok__p_top_k *c = malloc(sizeof *c);
+    if (!c) return NEXTOK_ERR_NOMEM;
+    *c = *(const struct nextok__p_top_k *)s->ctx;
+    return nextok__sampler_new(out, &nextok__iface_top_k, c, NULL);
+}
+
+const struct nextok_sampler_i nextok__iface_top_k = {
+    .name = top_k_name,
+    .apply = top_k_apply,
+    .clone = top_k_clone,
+    .free = top_k_free,
+};
+
+nextok_status nextok_sampler_init_top_k(struct nextok_sampler **out, int32_t k,
+                                        enum nextok_ties ties, struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
+    *out = NULL;
+    NEXTOK_RETURN_IF(ties != NEXTOK_TIES_KEEP && ties != NEXTOK_TIES_EXACT, err,
+                     NEXTOK_ERR_INVALID_ARG, "ties: unknown value %d", (int)ties);
+    struct nextok__p_top_k *c = malloc(sizeof *c);
+    NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "top_k: out of memory");
+    *c = (struct nextok__p_top_k){k, ties};
+    return nextok__sampler_new(out, &nextok__iface_top_k, c, err);
+}
