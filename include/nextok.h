@@ -581,12 +581,591 @@ NEXTOK_API nextok_status nextok_chain_init_sampling(struct nextok_chain **out,
         const struct nextok_sampling_params *params, struct nextok_error *err);
 
 /* ==== BEGIN fast path and batches (owned by the fused/batch work) ======== */
+
+/*
+ * The fused path. nextok_chain_sample/probs run it by themselves when the
+ * chain starts with stages it knows (processors, temperature, then top-k,
+ * min-p, top-n-sigma or a top-1); the result is identical to the plain chain
+ * (same survivors, same p, same token). nextok_chain_last_fused() tells
+ * whether it ran. Set NEXTOK_FORCE_REF=1 in the environment to use the
+ * scalar reference kernels instead of AVX2/AVX-512 (for triage).
+ */
+
+/* ---- thread pool ----------------------------------------------------------- */
+
+/*
+ * A fixed set of worker threads (pthreads). Batch calls reference a pool; they
+ * never own it. One pool may serve several callers: their batch calls run one
+ * at a time. n_threads counts the calling thread: a pool of 1 starts no thread
+ * and runs everything on the caller; 0 means the number of online CPUs.
+ * Not for use from inside one of its own jobs.
+ */
+struct nextok_threadpool;
+
+NEXTOK_API nextok_status nextok_threadpool_init(struct nextok_threadpool **out, size_t n_threads);
+NEXTOK_API void   nextok_threadpool_free(struct nextok_threadpool *pool);
+NEXTOK_API size_t nextok_threadpool_size(const struct nextok_threadpool *pool);
+
+/* ---- batches ------------------------------------------------------------------- */
+
+/*
+ * Sample one token for each of n_rows rows: row r is the n_vocab logits at
+ * (element) offset r * row_stride of logits, sampled with chains[r], exactly
+ * as nextok_chain_sample(chains[r], row r, dtype, &tokens[r]) would. The
+ * chains must be distinct (each is used by one thread) and have the row's
+ * n_vocab <= row_stride. A row's token depends only on its own chain (seed,
+ * step, state) and logits: never on n_rows, the thread count or its position.
+ * pool may be NULL (the calling thread does all rows). row_status (may be NULL)
+ * receives each row's status; tokens[r] is -1 for a failed row. Returns OK
+ * if every row succeeded, else the status of the first failed row. Steps do
+ * not advance: accept each token with nextok_chain_accept as usual.
+ * No allocation in steady state (each chain keeps its own workspace).
+ */
+NEXTOK_API nextok_status nextok_batch_sample(struct nextok_threadpool *pool,
+        struct nextok_chain *const *chains, const void *logits, enum nextok_dtype dtype,
+        size_t n_rows, size_t row_stride, int32_t *tokens, nextok_status *row_status);
+
+/*
+ * Parallel sampling: n tokens from ONE distribution, the chain's final
+ * distribution for this row at the current step (every stage runs once).
+ * Draw j uses u_j = nextok_rng_uniform(seed, step, NEXTOK_RNG_DIST, j), a
+ * sub-stream of this step (index j), so draws never collide with other steps:
+ *   - tokens[0] is exactly the token nextok_chain_sample would return;
+ *   - tokens[j], j >= 1, is the categorical (inverse-CDF, id order) draw with
+ *     u_j over the final candidates (also for Gumbel and mirostat selectors,
+ *     which sample the same distribution); a greedy chain repeats its token.
+ * The seed is the selector's. Draws are with replacement. Fails with
+ * NEXTOK_ERR_STATE if the chain has no selector. n = 0 is allowed.
+ */
+NEXTOK_API nextok_status nextok_chain_sample_n(struct nextok_chain *c, const void *logits,
+        enum nextok_dtype dtype, size_t n, int32_t *tokens);
+
+/* nextok_chain_sample_n for B rows, n tokens per row (tokens[r * n + j]). */
+NEXTOK_API nextok_status nextok_batch_sample_n(struct nextok_threadpool *pool,
+        struct nextok_chain *const *chains, const void *logits, enum nextok_dtype dtype,
+        size_t n_rows, size_t row_stride, size_t n, int32_t *tokens, nextok_status *row_status);
+
 /* ==== END fast path and batches ========================================== */
 
 /* ==== BEGIN vocabularies and detokenization ============================== */
+
+/*
+ * Vocabularies. A struct nextok_vocab maps token ids to text. It is loaded once
+ * (GGUF, HF tokenizer.json, tiktoken ranks), is read-only afterwards and may be
+ * shared by any number of threads. The only calls that change it are
+ * nextok_vocab_set_special_id() and nextok_vocab_add_eog(): make them before
+ * sharing it. A vocabulary must outlive every detokenizer made from it.
+ *
+ * Loaders: on success *out owns a new vocabulary; on failure *out is NULL and
+ * err (may be NULL) holds the status and a message naming where the input went
+ * wrong (GGUF: byte offset and key; tokenizer.json: the JSON path, e.g.
+ * `model.vocab["foo"]` or `added_tokens[3].id`; tiktoken: the line number).
+ * Statuses: NEXTOK_ERR_IO (file cannot be read), NEXTOK_ERR_FORMAT (malformed,
+ * truncated, or absurd sizes: more than 2^24 tokens, a token over 64 KiB),
+ * NEXTOK_ERR_UNSUPPORTED (a valid file using something nextok does not
+ * implement, e.g. a regex Replace decoder, GGUF v1, or tokenizer.json in a
+ * build without json-c), NEXTOK_ERR_NOMEM, NEXTOK_ERR_INVALID_ARG.
+ * Loaders never crash on malformed input and never read past the given size.
+ */
+struct nextok_vocab;
+
+/* How the vocabulary turns tokens into text (llama.cpp's llama_vocab_type
+ * numbering where it overlaps). */
+enum nextok_vocab_type {
+    NEXTOK_VOCAB_TYPE_SPM      = 1, /* SentencePiece-style BPE: U+2581 for space, <0xNN> bytes */
+    NEXTOK_VOCAB_TYPE_BPE      = 2, /* byte-level BPE (GPT-2 byte <-> unicode map)            */
+    NEXTOK_VOCAB_TYPE_WPM      = 3, /* WordPiece ("##" continues a word)                      */
+    NEXTOK_VOCAB_TYPE_UGM      = 4, /* Unigram (SentencePiece unigram, T5)                     */
+    NEXTOK_VOCAB_TYPE_TIKTOKEN = 5, /* tiktoken ranks: tokens are raw bytes                   */
+};
+/* "spm", "bpe", "wpm", "ugm", "tiktoken"; "?" otherwise. Never NULL. */
+NEXTOK_API const char *nextok_vocab_type_name(enum nextok_vocab_type type);
+
+/* Token types; the values are GGUF's tokenizer.ggml.token_type. */
+enum nextok_token_type {
+    NEXTOK_TOKEN_TYPE_INVALID      = 0, /* id out of range                     */
+    NEXTOK_TOKEN_TYPE_NORMAL       = 1,
+    NEXTOK_TOKEN_TYPE_UNKNOWN      = 2, /* the unknown token (<unk>)           */
+    NEXTOK_TOKEN_TYPE_CONTROL      = 3, /* special: <s>, <|eot_id|>, ...       */
+    NEXTOK_TOKEN_TYPE_USER_DEFINED = 4, /* added, not special                  */
+    NEXTOK_TOKEN_TYPE_UNUSED       = 5, /* holes in the id range, unused slots */
+    NEXTOK_TOKEN_TYPE_BYTE         = 6, /* byte-fallback token <0xNN>          */
+};
+
+/* Token attribute bits (nextok_vocab_token_attrs). */
+enum nextok_token_attr {
+    /* Removed by skip_special_tokens. HF: added_tokens with "special": true.
+     * GGUF: control and unknown tokens. tiktoken: the caller's special tokens. */
+    NEXTOK_TOKEN_ATTR_SPECIAL = 1u << 0,
+    /* An added token (HF added_tokens; GGUF control, user-defined, unknown;
+     * tiktoken specials): a segment of its own under spaces_between_special_tokens. */
+    NEXTOK_TOKEN_ATTR_ADDED   = 1u << 1,
+    NEXTOK_TOKEN_ATTR_EOG     = 1u << 2, /* in the end-of-generation set          */
+    /* The id has no token (a hole in the file's id range): decodes to nothing,
+     * as HF's id_to_token() -> None. Its type is UNUSED. */
+    NEXTOK_TOKEN_ATTR_ABSENT  = 1u << 3,
+};
+
+/* Well-known token roles. */
+enum nextok_vocab_special {
+    NEXTOK_VOCAB_BOS = 0, /* beginning of sequence */
+    NEXTOK_VOCAB_EOS = 1, /* end of sequence       */
+    NEXTOK_VOCAB_EOT = 2, /* end of turn           */
+    NEXTOK_VOCAB_EOM = 3, /* end of message        */
+    NEXTOK_VOCAB_PAD = 4,
+    NEXTOK_VOCAB_UNK = 5,
+    NEXTOK_VOCAB_SPECIAL_COUNT = 6,
+};
+
+/* Load by content: "GGUF" magic -> GGUF; a directory or text starting with '{'
+ * -> HF tokenizer.json (a directory means its tokenizer.json); otherwise a
+ * tiktoken ranks file, with the special tokens of OpenAI's published encodings
+ * when the file name is one of r50k_base, p50k_base, cl100k_base, o200k_base
+ * (.tiktoken), and none otherwise. */
+NEXTOK_API nextok_status nextok_vocab_load_file(struct nextok_vocab **out, const char *path,
+                                                struct nextok_error *err);
+
+/* GGUF v2/v3 (a vocab-only file or a whole model; only the tokenizer.ggml.*
+ * keys are read, tensor infos are not needed). */
+NEXTOK_API nextok_status nextok_vocab_load_gguf(struct nextok_vocab **out, const char *path,
+                                                struct nextok_error *err);
+NEXTOK_API nextok_status nextok_vocab_load_gguf_mem(struct nextok_vocab **out, const void *data,
+                                                    size_t size, struct nextok_error *err);
+
+/* HF tokenizer.json (models BPE, Unigram, WordPiece; added_tokens; decoders
+ * ByteLevel, Metaspace, Replace with a string pattern, ByteFallback, Fuse,
+ * Strip, WordPiece, Sequence). path is the file or its directory; a
+ * tokenizer_config.json (bos/eos/pad/unk_token, add_bos_token, add_eos_token)
+ * and a generation_config.json (eos_token_id: int or list, bos/pad_token_id)
+ * in the same directory are read when present. Requires json-c at build time
+ * (NEXTOK_ERR_UNSUPPORTED otherwise). */
+NEXTOK_API nextok_status nextok_vocab_load_hf_json(struct nextok_vocab **out, const char *path,
+                                                   struct nextok_error *err);
+
+/* The same from memory. tokenizer_config and generation_config may be NULL. */
+struct nextok_hf_json_mem {
+    const char *tokenizer;          /* tokenizer.json contents (required) */
+    size_t      tokenizer_size;
+    const char *tokenizer_config;   /* tokenizer_config.json or NULL      */
+    size_t      tokenizer_config_size;
+    const char *generation_config;  /* generation_config.json or NULL     */
+    size_t      generation_config_size;
+};
+NEXTOK_API nextok_status nextok_vocab_load_hf_json_mem(struct nextok_vocab **out,
+        const struct nextok_hf_json_mem *files, struct nextok_error *err);
+
+/* A special token given by the caller (tiktoken files do not list them). */
+struct nextok_special_token {
+    const char *text;  /* NUL-terminated, non-empty */
+    int32_t     id;    /* must not be a rank of the file */
+};
+
+/* tiktoken ranks file: one "base64(token bytes) rank" per line. Ranks are the
+ * ids; specials are added with their ids (NEXTOK_ERR_INVALID_ARG if an id is
+ * negative, over 2^24, repeated or a rank of the file). Ids that are neither
+ * are holes (NEXTOK_TOKEN_ATTR_ABSENT). */
+NEXTOK_API nextok_status nextok_vocab_load_tiktoken(struct nextok_vocab **out, const char *path,
+        const struct nextok_special_token *specials, size_t n_specials, struct nextok_error *err);
+NEXTOK_API nextok_status nextok_vocab_load_tiktoken_mem(struct nextok_vocab **out,
+        const void *data, size_t size, const struct nextok_special_token *specials,
+        size_t n_specials, struct nextok_error *err);
+
+NEXTOK_API void nextok_vocab_free(struct nextok_vocab *v);
+
+/* --- queries (v must not be NULL; an out-of-range id gives the stated
+ * "none" value, never undefined behaviour) --------------------------------- */
+
+/* Number of ids: every id in [0, n) is valid (some may be holes). */
+NEXTOK_API int32_t nextok_vocab_n_tokens(const struct nextok_vocab *v);
+NEXTOK_API enum nextok_vocab_type nextok_vocab_get_type(const struct nextok_vocab *v);
+/* NEXTOK_TOKEN_TYPE_INVALID for an id out of range. */
+NEXTOK_API enum nextok_token_type nextok_vocab_token_type(const struct nextok_vocab *v, int32_t id);
+/* enum nextok_token_attr bits; 0 for an id out of range. */
+NEXTOK_API uint32_t nextok_vocab_token_attrs(const struct nextok_vocab *v, int32_t id);
+/* The token as stored in the file ("Ġworld", "▁Hello", "<0x0A>", "<|eot_id|>";
+ * tiktoken: the raw bytes). Not NUL-terminated; *len receives its length.
+ * Points into v. NULL (and *len = 0) for an id out of range. */
+NEXTOK_API const char *nextok_vocab_token_text(const struct nextok_vocab *v, int32_t id,
+                                               size_t *len);
+/* The bytes the token contributes to decoded text when it is not the first
+ * token (" world" for "Ġworld" and "▁world", "\n" for "<0x0A>", "ing" for
+ * WordPiece "##ing"); special tokens give their text. May be invalid UTF-8
+ * alone. Not NUL-terminated; points into v; NULL for an id out of range. */
+NEXTOK_API const char *nextok_vocab_token_bytes(const struct nextok_vocab *v, int32_t id,
+                                                size_t *len);
+/* SentencePiece / Unigram score; 0 where the file has none or id is out of range. */
+NEXTOK_API float nextok_vocab_token_score(const struct nextok_vocab *v, int32_t id);
+/* The id whose stored text is exactly text[0..len) (the lowest such id), or -1. */
+NEXTOK_API int32_t nextok_vocab_find(const struct nextok_vocab *v, const char *text, size_t len);
+/* The id of a role, -1 if none. From the file (GGUF keys; tokenizer_config /
+ * generation_config next to tokenizer.json); roles the file leaves unset are
+ * looked up by well-known names among special tokens ("</s>", "<|endoftext|>",
+ * "<|eot_id|>", "<|im_end|>", "<end_of_turn>", ...; see docs/text.md). */
+NEXTOK_API int32_t nextok_vocab_special_id(const struct nextok_vocab *v,
+                                           enum nextok_vocab_special which);
+/* Override a role (-1 clears it). Setting EOS, EOT or EOM also adds the id to
+ * the end-of-generation set. Not thread-safe: call before sharing v. */
+NEXTOK_API nextok_status nextok_vocab_set_special_id(struct nextok_vocab *v,
+        enum nextok_vocab_special which, int32_t id);
+/* Whether the tokenizer adds BOS / EOS when encoding (GGUF add_bos_token,
+ * tokenizer_config add_bos_token, or a TemplateProcessing that starts with a
+ * special token). */
+NEXTOK_API bool nextok_vocab_adds_bos(const struct nextok_vocab *v);
+NEXTOK_API bool nextok_vocab_adds_eos(const struct nextok_vocab *v);
+
+/* End-of-generation ids: eos, eot, eom, generation_config's eos_token_id(s),
+ * special tokens with a well-known end name, and ids added by the caller.
+ * Sorted ascending; *n receives the count; valid until the set changes. */
+NEXTOK_API const int32_t *nextok_vocab_eog_ids(const struct nextok_vocab *v, size_t *n);
+NEXTOK_API bool nextok_vocab_is_eog(const struct nextok_vocab *v, int32_t id);
+/* Add id to the end-of-generation set. Not thread-safe: call before sharing v. */
+NEXTOK_API nextok_status nextok_vocab_add_eog(struct nextok_vocab *v, int32_t id);
+
+/* BPE merges in priority order (GGUF tokenizer.ggml.merges, tokenizer.json
+ * model.merges); 0 for other models. */
+NEXTOK_API size_t nextok_vocab_n_merges(const struct nextok_vocab *v);
+/* Merge i as two strings pointing into v (not NUL-terminated). */
+NEXTOK_API nextok_status nextok_vocab_merge(const struct nextok_vocab *v, size_t i,
+        const char **left, size_t *left_len, const char **right, size_t *right_len);
+
+/* --- decoding ids to text ----------------------------------------------------
+ *
+ * Decoding follows HF tokenizers' Tokenizer.decode(ids, skip_special_tokens):
+ * every token (added ones too) goes through the tokenizer's decoder chain
+ * (for GGUF files the chain HF uses for that model type; tiktoken: raw bytes),
+ * and the resulting bytes are turned into UTF-8 text with one U+FFFD per
+ * maximal invalid subsequence (Python's errors="replace", Rust's
+ * from_utf8_lossy). Exact rules and the few places where HF differs (runs of
+ * invalid byte-fallback tokens) are in docs/text.md.
+ * For any ids, decode(ids) == concatenation of nextok_detok_feed() of each id,
+ * then nextok_detok_flush(), byte for byte.
+ */
+struct nextok_decode_params {
+    /* Leave out tokens with NEXTOK_TOKEN_ATTR_SPECIAL (HF skip_special_tokens). */
+    bool skip_special_tokens;
+    /* HF slow-tokenizer semantics (transformers' PreTrainedTokenizer._decode):
+     * each added token is a segment of its own (its stored text, not through
+     * the decoder), each run of other tokens is decoded as a sequence of its
+     * own, and the non-empty segments are joined with one space. Off: the fast
+     * tokenizer's decode, what vLLM and tokenizers do (the default). */
+    bool spaces_between_special_tokens;
+};
+NEXTOK_API struct nextok_decode_params nextok_decode_default_params(void);
+
+/* Decode n ids into buf (not NUL-terminated). *n_out receives the size of the
+ * whole text. If it exceeds cap: NEXTOK_ERR_BUFFER_TOO_SMALL, buf holds the
+ * first cap bytes. buf may be NULL when cap is 0 (a size query).
+ * NEXTOK_ERR_TOKEN_RANGE for an id outside [0, n_tokens) (buf untouched).
+ * params NULL: defaults. Thread-safe on a shared v. */
+NEXTOK_API nextok_status nextok_vocab_decode(const struct nextok_vocab *v, const int32_t *ids,
+        size_t n, const struct nextok_decode_params *params, char *buf, size_t cap,
+        size_t *n_out);
+
+/*
+ * Incremental detokenizer: feed ids as they are sampled, get text that is
+ * final. Only complete, valid UTF-8 comes out; an incomplete multi-byte
+ * character is held back until it completes or can no longer complete (then it
+ * becomes one U+FFFD); nothing emitted is ever taken back. A U+FFFD that the
+ * tokens really spell is passed through at once. Work per id is O(length of
+ * its text): no history is kept or re-decoded, and nothing is allocated after
+ * init. Holds at most 3 bytes of a partial character (plus up to `stop`
+ * trailing characters of a Strip decoder, which no shipped tokenizer uses).
+ */
+struct nextok_detok;
+
+NEXTOK_API nextok_status nextok_detok_init(struct nextok_detok **out, const struct nextok_vocab *v,
+        const struct nextok_decode_params *params, struct nextok_error *err);
+NEXTOK_API void nextok_detok_free(struct nextok_detok *d);
+/* Forget everything: the next id starts a new text (first-token rules apply). */
+NEXTOK_API void nextok_detok_reset(struct nextok_detok *d);
+/* A copy with the same state (same vocabulary). */
+NEXTOK_API nextok_status nextok_detok_clone(const struct nextok_detok *d, struct nextok_detok **out);
+/* Message of the last failed call on d ("" if none). */
+NEXTOK_API const char *nextok_detok_errmsg(const struct nextok_detok *d);
+
+/* Bytes held back now (a partial UTF-8 character, held Strip characters). */
+NEXTOK_API size_t nextok_detok_held(const struct nextok_detok *d);
+/* Most bytes that feeding n_ids ids and then flushing can write (saturates
+ * at SIZE_MAX). A buffer of nextok_detok_bound(d, 1) bytes always takes one
+ * nextok_detok_feed of one id, and one flush. */
+NEXTOK_API size_t nextok_detok_bound(const struct nextok_detok *d, size_t n_ids);
+
+/* Feed n ids; write the text that became final to buf and its size to *n_out.
+ * All or nothing: if it does not fit in cap, NEXTOK_ERR_BUFFER_TOO_SMALL,
+ * *n_out = the size needed, d unchanged (buf may hold partial data).
+ * NEXTOK_ERR_TOKEN_RANGE for a bad id (nothing consumed). */
+NEXTOK_API nextok_status nextok_detok_feed(struct nextok_detok *d, const int32_t *ids, size_t n,
+                                           char *buf, size_t cap, size_t *n_out);
+/* End of text: held bytes that can no longer complete come out as U+FFFD (a
+ * held Strip tail is dropped). Same buffer contract as feed. The first-token
+ * state is kept: call reset to start a new text. */
+NEXTOK_API nextok_status nextok_detok_flush(struct nextok_detok *d, char *buf, size_t cap,
+                                            size_t *n_out);
+
+/* Streaming form in the style of zstd's ZSTD_compressStream2: consume ids
+ * from in->src[in->pos..] while their text fits in out->dst[out->pos..]
+ * (each id all or nothing), advancing both pos fields; with
+ * NEXTOK_DETOK_END, flush once every id is consumed and the flush fits.
+ * *held (may be NULL) receives nextok_detok_held() afterwards. Call again
+ * with more room while in->pos < in->size (or, for END, while *held > 0).
+ * Returns NEXTOK_OK when it made progress or had nothing to do;
+ * NEXTOK_ERR_BUFFER_TOO_SMALL when the out room cannot take even the next
+ * id's text (nothing changed); NEXTOK_ERR_TOKEN_RANGE if any remaining id is
+ * bad (nothing consumed). */
+struct nextok_ids_in {
+    const int32_t *src;
+    size_t size;
+    size_t pos;
+};
+struct nextok_text_out {
+    char  *dst;
+    size_t size;
+    size_t pos;
+};
+enum nextok_detok_directive {
+    NEXTOK_DETOK_CONTINUE = 0, /* more ids will follow          */
+    NEXTOK_DETOK_END      = 1, /* these are the last ids: flush */
+};
+NEXTOK_API nextok_status nextok_detok_stream(struct nextok_detok *d, struct nextok_ids_in *in,
+        struct nextok_text_out *out, enum nextok_detok_directive directive, size_t *held);
+
 /* ==== END vocabularies and detokenization ================================ */
 
 /* ==== BEGIN stop criteria and sessions ==================================== */
+
+/*
+ * Stop criteria. A stop matcher decides when generation ends and which text the
+ * client receives. It works on token ids and bytes only (no vocabulary), so it
+ * can be used and tested alone; a session (below) feeds it for you.
+ *
+ * Per step the caller pushes the sampled token and the bytes of text it added
+ * (from the detokenizer). The matcher writes the bytes that are safe to show
+ * and holds back a tail that could still turn out to be the start of a stop
+ * string (or of a stop-regex match, or of a stop token sequence).
+ * Exact rules (docs/text.md, "Stop criteria and streaming"):
+ *   - Finish order within one push: a stop string or regex match in the text
+ *     wins over the token's own criteria (eos, stop token, stop sequence),
+ *     which win over max_tokens.
+ *   - Stop strings: one Aho–Corasick automaton over all of them; the match that
+ *     ends first wins, and among matches ending at the same byte the longest.
+ *     The result does not depend on how the text is split into pushes.
+ *   - Holdback: after a push that did not finish, the held bytes are exactly the
+ *     longest suffix of the text that is a proper prefix of some stop string,
+ *     extended (up to max_hold bytes) for a partial regex match or a partial
+ *     stop token sequence. emitted + held == all text pushed.
+ *   - The stop string (or regex match, or stop token / sequence text) is left
+ *     out of the output unless include_stop; text after it is dropped.
+ *   - min_tokens: the first min_tokens tokens never finish (except by
+ *     max_tokens); their text is released at once and can never be part of a
+ *     stop string, regex or sequence match.
+ * Matching never allocates: everything is built at init.
+ */
+
+/* Why generation ended. Append only. */
+enum nextok_finish {
+    NEXTOK_FINISH_NONE          = 0, /* not finished                               */
+    NEXTOK_FINISH_EOS           = 1, /* an end-of-generation token                 */
+    NEXTOK_FINISH_STOP_TOKEN    = 2, /* one of stop_ids                            */
+    NEXTOK_FINISH_STOP_SEQUENCE = 3, /* a stop token-id sequence                   */
+    NEXTOK_FINISH_STOP_STRING   = 4, /* a stop string matched the text             */
+    NEXTOK_FINISH_STOP_REGEX    = 5, /* the stop regex matched the text            */
+    NEXTOK_FINISH_LENGTH        = 6, /* max_tokens reached                         */
+};
+/* "none", "eos", "stop_token", "stop_sequence", "stop_string", "stop_regex",
+ * "length". Never NULL. */
+NEXTOK_API const char *nextok_finish_name(enum nextok_finish f);
+
+/* Total bytes of all stop strings together, at most. */
+#define NEXTOK_STOP_MAX_BYTES 16384
+/* Default cap on the regex / stop-sequence holdback (bytes). */
+#define NEXTOK_STOP_DEFAULT_MAX_HOLD 256
+/* Token value for a push of text that belongs to no new token. */
+#define NEXTOK_NO_TOKEN (-1)
+
+/* Arrays are copied at init. Start from nextok_stop_default_params(). */
+struct nextok_stop_params {
+    /* Stop strings (bytes; need not be UTF-8; not empty). string_lens NULL:
+     * each is NUL-terminated. */
+    const char *const *strings;
+    const size_t *string_lens;
+    size_t   n_strings;
+    bool     include_stop;      /* keep the stop string / token text in the output */
+    /* A PCRE2 pattern (UTF mode, NUL-terminated) or NULL. Builds without PCRE2
+     * give NEXTOK_ERR_UNSUPPORTED. Empty matches never stop. The regex sees the
+     * not yet released text (at most max_hold bytes are held for it). */
+    const char *regex;
+    size_t   max_hold;          /* 0: NEXTOK_STOP_DEFAULT_MAX_HOLD               */
+    const int32_t *eog_ids;     /* end-of-generation ids (ids >= 0)              */
+    size_t   n_eog;
+    bool     ignore_eos;        /* eog ids do not stop (vLLM ignore_eos)         */
+    const int32_t *stop_ids;    /* stop token ids                                */
+    size_t   n_stop_ids;
+    /* Stop token-id sequences, concatenated: sequence i is
+     * seq_ids[seq_off[i] .. seq_off[i+1]) (n_seqs + 1 offsets, none empty). */
+    const int32_t *seq_ids;
+    const size_t  *seq_off;
+    size_t   n_seqs;
+    int32_t  max_tokens;        /* <= 0: no limit                                */
+    int32_t  min_tokens;        /* <= 0: none; must be <= max_tokens if both set */
+};
+NEXTOK_API struct nextok_stop_params nextok_stop_default_params(void);
+
+/* What a push decided. */
+struct nextok_stop_result {
+    enum nextok_finish finish;
+    /* Index into the params array that matched: strings (STOP_STRING), stop_ids
+     * (STOP_TOKEN), sequences (STOP_SEQUENCE), eog_ids (EOS); -1 otherwise. */
+    int32_t  which;
+    size_t   held;              /* bytes held back after this push               */
+};
+
+/* Whether the push is the last one (zstd's ZSTD_e_continue / ZSTD_e_end). */
+enum nextok_stop_directive {
+    NEXTOK_STOP_CONTINUE = 0,
+    /* The text ends here: match what is there (a regex match cut off by the
+     * end of text does not count), release everything held, and end. */
+    NEXTOK_STOP_END      = 1,
+};
+
+struct nextok_stop;
+
+/* Errors: INVALID_ARG (names the field), UNSUPPORTED (regex without PCRE2),
+ * FORMAT (regex does not compile: message has PCRE2's text and offset), NOMEM. */
+NEXTOK_API nextok_status nextok_stop_init(struct nextok_stop **out,
+        const struct nextok_stop_params *params, struct nextok_error *err);
+NEXTOK_API void nextok_stop_free(struct nextok_stop *s);
+/* Message of the last failed call on s ("" if none). */
+NEXTOK_API const char *nextok_stop_errmsg(const struct nextok_stop *s);
+/* Back to the state right after init (nothing pushed). */
+NEXTOK_API void nextok_stop_reset(struct nextok_stop *s);
+/* An independent copy, state included. */
+NEXTOK_API nextok_status nextok_stop_clone(const struct nextok_stop *s, struct nextok_stop **out);
+
+/* Room a push of len bytes needs in out: bytes held now + len. */
+NEXTOK_API size_t nextok_stop_out_bound(const struct nextok_stop *s, size_t len);
+
+/*
+ * Push one step: token (the accepted id, or NEXTOK_NO_TOKEN for text alone)
+ * and the text[0..len) it added. Released bytes are written at
+ * out->dst[out->pos..] and out->pos advances past them (the cursor of
+ * nextok_detok_stream). out->size - out->pos must be at least
+ * nextok_stop_out_bound(s, len) (else NEXTOK_ERR_BUFFER_TOO_SMALL); bytes
+ * after the new out->pos are scratch. res (may be NULL) says whether it
+ * finished and how many bytes are held. Once finished (or after
+ * NEXTOK_STOP_END) every push fails with NEXTOK_ERR_STATE until
+ * nextok_stop_reset(). A failed push changes nothing (except scratch bytes).
+ * Errors: INVALID_ARG, STATE, BUFFER_TOO_SMALL, and with a regex INTERNAL or
+ * NOMEM when PCRE2 fails (match or heap limit; the message says which).
+ */
+NEXTOK_API nextok_status nextok_stop_push(struct nextok_stop *s, int32_t token,
+        const char *text, size_t len, enum nextok_stop_directive directive,
+        struct nextok_text_out *out, struct nextok_stop_result *res);
+
+/* Bytes held back now. */
+NEXTOK_API size_t nextok_stop_held(const struct nextok_stop *s);
+/* Tokens pushed since init/reset. */
+NEXTOK_API int32_t nextok_stop_n_tokens(const struct nextok_stop *s);
+/* How it finished (NONE while running, or after END without a stop). */
+NEXTOK_API enum nextok_finish nextok_stop_finish(const struct nextok_stop *s, int32_t *which);
+/* Stop string i as given (bytes, *len), or NULL. */
+NEXTOK_API const char *nextok_stop_string(const struct nextok_stop *s, size_t i, size_t *len);
+
+/*
+ * Sessions: one generation stream. A session owns a sampler chain (built from
+ * nextok_sampling_params by nextok_chain_init_sampling, with a min-tokens
+ * stage when min_tokens > 0), two detokenizers and a stop matcher. Each step
+ * samples a token from a logits row, accepts it into the chain, decodes it and
+ * runs the stop criteria; it returns the token and the text a client should
+ * see now. Nothing is allocated per step.
+ *
+ * Contracts:
+ *   - A failed step changes nothing: the chain, detokenizer and stop state are
+ *     as before (the one exception is the chain's own: a sampler's accept
+ *     failing with NOMEM midway, see docs/design.md).
+ *   - After a step (or nextok_session_finish) that finished, every step fails
+ *     with NEXTOK_ERR_STATE until nextok_session_reset().
+ *   - The text of a finishing step includes everything still held (partial
+ *     UTF-8 becomes U+FFFD; a held stop-string prefix is released), except
+ *     what the stop rules leave out.
+ *   - Sampled ids with no token in the vocabulary (a model whose logits row
+ *     is wider than its tokenizer) decode to no text.
+ *   - One session must not be used from two threads at once; the vocabulary
+ *     may be shared.
+ */
+struct nextok_session;
+
+struct nextok_session_params {
+    /* Required. n_vocab is the logits row length. Its min_tokens and eog_ids
+     * are replaced by the session's (below); arrays are borrowed during init. */
+    const struct nextok_sampling_params *sampling;
+    /* NULL: no stop strings etc. With eog_ids NULL and n_eog 0 the vocabulary's
+     * end-of-generation ids are used. min_tokens <= 0 takes the sampling
+     * params' min_tokens. Copied at init. */
+    const struct nextok_stop_params *stop;
+    /* NULL: nextok_decode_default_params(). */
+    const struct nextok_decode_params *decode;
+    /* Required; borrowed: must outlive the session (and its clones). */
+    const struct nextok_vocab *vocab;
+    bool   logprobs;             /* fill logprob and rank of the sampled token     */
+    size_t top_logprobs;         /* alternatives per step, with their token bytes   */
+    enum nextok_logprobs_source logprobs_source;
+};
+NEXTOK_API struct nextok_session_params nextok_session_default_params(void);
+
+/* One alternative at a step. */
+struct nextok_top_logprob {
+    int32_t     id;
+    float       logprob;
+    const char *bytes;  /* nextok_vocab_token_bytes(); points into the vocabulary */
+    size_t      len;
+};
+
+struct nextok_step_result {
+    int32_t token;               /* the sampled token (-1 from session_finish)   */
+    /* Text the client receives now: possibly empty, NUL-terminated (it may also
+     * contain NUL bytes: use text_len). Owned by the session, valid until the
+     * next call on it. */
+    const char *text;
+    size_t  text_len;
+    enum nextok_finish finish;   /* NONE while generating                        */
+    int32_t which;               /* as nextok_stop_result.which                  */
+    float   logprob;             /* logprobs on: the token's; else NAN           */
+    int32_t rank;                /* 1-based; 0 when not in the distribution      */
+    const struct nextok_top_logprob *top; /* top_logprobs entries, best first     */
+    size_t  n_top;
+};
+
+/* Errors: INVALID_ARG (names the field), what the chain, detokenizer and stop
+ * constructors return, NOMEM. */
+NEXTOK_API nextok_status nextok_session_init(struct nextok_session **out,
+        const struct nextok_session_params *params, struct nextok_error *err);
+NEXTOK_API void nextok_session_free(struct nextok_session *s);
+/* Message of the last failed call on s ("" if none). */
+NEXTOK_API const char *nextok_session_errmsg(const struct nextok_session *s);
+/* Prompt tokens for the chain (penalties, DRY, n-grams); the last one also sets
+ * the detokenizer's context, so the first output token decodes as a
+ * continuation (a SentencePiece "▁Hello" keeps its space, as in vLLM). Only
+ * before the first step (NEXTOK_ERR_STATE after). */
+NEXTOK_API nextok_status nextok_session_set_prompt(struct nextok_session *s, const int32_t *ids,
+                                                   size_t n);
+/* Sample from a row of n_vocab logits, accept, decode, check the stop rules. */
+NEXTOK_API nextok_status nextok_session_step(struct nextok_session *s, const void *logits,
+        enum nextok_dtype dtype, struct nextok_step_result *res);
+/* End the stream now (the caller stops early): flush held text into res->text.
+ * res->finish is NONE unless the flushed text completes a stop match. */
+NEXTOK_API nextok_status nextok_session_finish(struct nextok_session *s,
+                                               struct nextok_step_result *res);
+/* Back to the state after init: no prompt, no output. */
+NEXTOK_API void nextok_session_reset(struct nextok_session *s);
+/* An independent copy with the same state (for beams and parallel samples). */
+NEXTOK_API nextok_status nextok_session_clone(const struct nextok_session *s,
+                                              struct nextok_session **out);
+/* Tokens generated so far. */
+NEXTOK_API int32_t nextok_session_n_tokens(const struct nextok_session *s);
+/* The session's chain, for inspection (nextok_chain_get, ...). Do not add or
+ * remove samplers while the session uses it. */
+NEXTOK_API struct nextok_chain *nextok_session_chain(const struct nextok_session *s);
+
 /* ==== END stop criteria and sessions ====================================== */
 
 /* ------------------------------------------------------------------------ */

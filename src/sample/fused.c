@@ -1,14 +1,704 @@
-/* Fused fast path: placeholder until the fused engine lands (never handles a row). */
+/*
+ * Fused fast path. The chain calls nextok__fused_run() before its plain path;
+ * when the chain starts with stages this file knows, the row is never loaded
+ * as n_vocab candidates. Instead:
+ *
+ *   1. Processors (bias, banned, min-tokens, penalties, DRY, n-gram) list the
+ *      ids they touch; those few ids are gathered from the row into a small
+ *      array and the processors' own apply runs on it, in chain order. The
+ *      results are "overrides"; every other id keeps its row value, and the
+ *      row is never copied or scanned for them. (A whitelist makes its ids
+ *      the whole candidate set: they are gathered and the chain runs on them.)
+ *   2. A temperature t > 0 before the first filter is a monotone map
+ *      P(x) = sat(x / t) evaluated in float, exactly as temp.c does; any
+ *      threshold θ on P maps back to an exact raw threshold preimage(θ), the
+ *      smallest float x with P(x) >= θ.
+ *   3. The first effective filter, when it is top-k, min-p, top-n-sigma or a
+ *      top-1 (greedy selector, temperature <= 0), runs as ONE threshold pass
+ *      over the row (SIMD compaction of x >= τ, src/sample/arch/), never a
+ *      sort. τ is chosen so the compacted set provably contains every
+ *      survivor; the filter's exact rule then runs on that small set.
+ *   4. The survivors are written to c->work in exactly the order the plain
+ *      chain would leave them (id order after a stable filter, sorted order
+ *      after a sorting one), with `sorted` as the chain would set it, and every
+ *      later stage runs its ordinary apply on them. Later stages therefore see
+ *      the very array the plain chain gives them, so the result is identical
+ *      bit for bit (same survivors, same p, same token), including stages this
+ *      file does not know (XTC, user samplers, mirostat).
+ *
+ * Chains whose first reducing stage is global (top-p, typical, dist on the
+ * whole vocabulary, mirostat) are handed back to the plain chain: matching
+ * its libm exp sums bit for bit needs every survivor's exp anyway (see
+ * docs/performance.md). Rows holding NaN or ±inf are handed back too; the
+ * plain chain owns those rules (docs/semantics.md, Input rows).
+ *
+ * No allocation per call in steady state: the plan and all buffers live in
+ * struct nextok__fused (c->fused), sized at plan time; only the touched-id
+ * buffer grows (geometrically) when a processor's history grows.
+ */
 #include "chain_internal.h"
+#include "builtin.h"
+#include "arch/kernels.h"
+
+#include <float.h>
+#include <stdint.h>
+
+enum filt { F_NONE = 0, F_TOP1, F_GREEDY, F_TOP_K, F_MIN_P, F_SIGMA };
+
+struct nextok__fused {
+    int32_t n_vocab;
+    size_t n_proc;      /* leading processors                                  */
+    bool has_allowed;   /* one of them is a whitelist                          */
+    bool fusable;       /* the chain starts with something worth fusing        */
+
+    uint8_t *tmask;     /* n_vocab bytes: 1 = touched by a processor (kept 0)  */
+    int32_t *touched;   /* touched ids (union), grown geometrically            */
+    size_t touched_cap;
+    struct nextok_token_data *ov; /* overrides: processors applied to touched  */
+    size_t ov_cap;
+    size_t n_ov;        /* surviving touched ids (sorted by id)                */
+    size_t n_removed;   /* touched ids removed by a processor                  */
+
+    int32_t *cids;      /* compaction output, n_vocab entries + slack          */
+    float *cvals;
+    float *sample;      /* strided sample for threshold guesses                */
+    double *wbuf;       /* n_vocab doubles for nextok_chain_sample_n (lazy)    */
+};
+
+#define SAMPLE_N 512
+#define SLACK 16
+
+/* ---- plan ---------------------------------------------------------------------- */
+
+static bool is_processor(enum nextok__kind k)
+{
+    return k == NEXTOK__K_LOGIT_BIAS || k == NEXTOK__K_ALLOWED || k == NEXTOK__K_BANNED ||
+           k == NEXTOK__K_PENALTIES || k == NEXTOK__K_DRY || k == NEXTOK__K_NO_REPEAT_NGRAM ||
+           k == NEXTOK__K_MIN_TOKENS;
+}
+
+void nextok__fused_free(struct nextok__fused *f)
+{
+    if (!f) return;
+    free(f->tmask);
+    free(f->touched);
+    free(f->ov);
+    free(f->cids);
+    free(f->cvals);
+    free(f->sample);
+    free(f->wbuf);
+    free(f);
+}
+
+static struct nextok__fused *fused_alloc(int32_t n_vocab)
+{
+    struct nextok__fused *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    const size_t v = (size_t)n_vocab;
+    f->n_vocab = n_vocab;
+    f->tmask = calloc(v, 1);
+    f->cids = malloc((v + SLACK) * sizeof *f->cids);
+    f->cvals = malloc((v + SLACK) * sizeof *f->cvals);
+    f->sample = malloc(SAMPLE_N * sizeof *f->sample);
+    if (!f->tmask || !f->cids || !f->cvals || !f->sample) {
+        nextok__fused_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Which stages lead the chain. Anything is allowed after the fused prefix. */
+static void plan_build(struct nextok__fused *f, const struct nextok_chain *c)
+{
+    size_t i = 0;
+    f->has_allowed = false;
+    while (i < c->n && is_processor(nextok__sampler_kind(c->samplers[i]))) {
+        f->has_allowed |= nextok__sampler_kind(c->samplers[i]) == NEXTOK__K_ALLOWED;
+        i++;
+    }
+    f->n_proc = i;
+    f->fusable = i < c->n || i > 0;
+}
+
+static nextok_status plan_get(struct nextok_chain *c, struct nextok__fused **out)
+{
+    if (!c->fused) {
+        c->fused = fused_alloc(c->params.n_vocab);
+        if (!c->fused) return NEXTOK_ERR_NOMEM;
+        c->plan_valid = false;
+    }
+    if (!c->plan_valid) {
+        plan_build(c->fused, c);
+        c->plan_valid = true;
+    }
+    *out = c->fused;
+    return NEXTOK_OK;
+}
+
+double *nextok__fused_wbuf(struct nextok_chain *c)
+{
+    struct nextok__fused *f;
+    if (plan_get(c, &f) != NEXTOK_OK) return NULL;
+    if (!f->wbuf) f->wbuf = malloc((size_t)f->n_vocab * sizeof *f->wbuf);
+    return f->wbuf;
+}
+
+/* ---- processors as overrides ------------------------------------------------------- */
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return true;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+static int cmp_cand_id(const void *pa, const void *pb)
+{
+    const struct nextok_token_data *a = pa, *b = pb;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static void clear_mask(struct nextok__fused *f, size_t n_touched)
+{
+    for (size_t i = 0; i < n_touched; i++) f->tmask[f->touched[i]] = 0;
+}
+
+/* Union of the ids every processor touches, marked in tmask. Returns the
+ * count, or (size_t)-1 on NOMEM (mask clean). */
+static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c)
+{
+    size_t n = 0;
+    for (size_t s = 0; s < f->n_proc; s++) {
+        size_t got = 0, room = f->touched_cap - n;
+        if (!nextok__processor_touched(c->samplers[s], f->touched + n, room, &got)) continue;
+        if (got > room) {
+            if (!grow((void **)&f->touched, &f->touched_cap, n + got, sizeof *f->touched)) {
+                clear_mask(f, n);
+                return (size_t)-1;
+            }
+            nextok__processor_touched(c->samplers[s], f->touched + n, got, &got);
+        }
+        const size_t base = n;
+        for (size_t j = 0; j < got; j++) { /* union: keep first occurrences */
+            int32_t id = f->touched[base + j];
+            if (id < 0 || id >= f->n_vocab || f->tmask[id]) continue;
+            f->tmask[id] = 1;
+            f->touched[n++] = id;
+        }
+    }
+    return n;
+}
+
+/* Gather the touched ids and run the processors on them. false: hand the row
+ * to the plain chain (a processor failed, a touched value is not finite, or
+ * memory ran out); the mask is then clean. */
+static bool apply_overrides(struct nextok__fused *f, struct nextok_chain *c, const void *row,
+                            enum nextok_dtype dt, size_t *n_touched)
+{
+    size_t n = collect_touched(f, c);
+    if (n == (size_t)-1) return false;
+    *n_touched = n;
+    if (!grow((void **)&f->ov, &f->ov_cap, n ? n : 1, sizeof *f->ov)) goto fail;
+    for (size_t j = 0; j < n; j++) {
+        float x = nextok__row_get(row, dt, (size_t)f->touched[j]);
+        if (!isfinite(x)) goto fail;
+        f->ov[j] = (struct nextok_token_data){f->touched[j], x, 0.0f};
+    }
+    qsort(f->ov, n, sizeof *f->ov, cmp_cand_id);
+    struct nextok_token_data_array a = {f->ov, n, -1, false};
+    for (size_t s = 0; s < f->n_proc && a.size > 0; s++) {
+        struct nextok_sampler *sp = c->samplers[s];
+        if (nextok__sampler_kind(sp) == NEXTOK__K_ALLOWED) continue; /* not in whitelist mode */
+        a.selected = -1;
+        if (sp->iface->apply(sp, &a, c->step) != NEXTOK_OK) goto fail;
+    }
+    qsort(f->ov, a.size, sizeof *f->ov, cmp_cand_id);
+    f->n_ov = a.size;
+    f->n_removed = n - a.size;
+    return true;
+fail:
+    clear_mask(f, n);
+    return false;
+}
+
+/* ---- the temperature map P and its inverse -------------------------------------- */
+
+static inline float P(float x, float t) { return t == 1.0f ? x : nextok__sat(x / t); }
+
+/* Smallest float x with P(x) >= th (-inf: every x; +inf: none). P is monotone
+ * non-decreasing, so {x : P(x) >= th} is [preimage, +inf). */
+static float preimage(float th, float t)
+{
+    if (t == 1.0f || isinf(th)) return th;
+    if (th <= -FLT_MAX) return -INFINITY;
+    if (th > FLT_MAX) return INFINITY;
+    double g = (double)th * (double)t;
+    float x = g > FLT_MAX ? FLT_MAX : g < -FLT_MAX ? -FLT_MAX : (float)g;
+    while (P(x, t) < th) {
+        if (x == FLT_MAX) return INFINITY;
+        x = nextafterf(x, INFINITY);
+    }
+    for (;;) {
+        if (x == -FLT_MAX) return -INFINITY;
+        float y = nextafterf(x, -INFINITY);
+        if (P(y, t) < th) return x;
+        x = y;
+    }
+}
+
+/* Smallest float f with (double)f >= d. */
+static float float_ceil(double d)
+{
+    if (d > FLT_MAX) return INFINITY;
+    if (d < -FLT_MAX) return -FLT_MAX;
+    float f = (float)d;
+    if ((double)f < d) f = nextafterf(f, INFINITY);
+    while (f > -FLT_MAX && (double)nextafterf(f, -INFINITY) >= d) f = nextafterf(f, -INFINITY);
+    return f;
+}
+
+/* ---- candidate collection ---------------------------------------------------------- */
+
+struct run {
+    struct nextok__fused *f;
+    const struct nextok__kernels *k;
+    const void *row;
+    enum nextok_dtype dt;
+    size_t V;       /* row length                                          */
+    size_t n_set;   /* current candidate set size (V - removed)            */
+    float t;        /* temperature divisor (1 = none)                      */
+    size_t nc;      /* compacted untouched candidates in cids/cvals        */
+    float tau;      /* raw threshold of the compaction                     */
+    size_t n_touched; /* ids touched by processors (f->touched)            */
+};
+
+/* Compact raw >= tau, drop touched ids (they come from the overrides).
+ * false: a non-finite value is in the row. */
+static bool compact(struct run *r, float tau)
+{
+    struct nextok__fused *f = r->f;
+    int nf = 0;
+    size_t n = r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
+    if (nf) return false;
+    if (f->n_ov + f->n_removed > 0) {
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (f->tmask[f->cids[i]]) continue;
+            f->cids[j] = f->cids[i];
+            f->cvals[j++] = f->cvals[i];
+        }
+        n = j;
+    }
+    r->nc = n;
+    r->tau = tau;
+    return true;
+}
+
+/* The r-th largest (1-based) of n floats, r <= n (quickselect, in place). */
+static float kth_largest(float *a, size_t n, size_t rank)
+{
+    size_t lo = 0, hi = n - 1, want = rank - 1;
+    while (lo < hi) {
+        float pv = a[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] > pv) i++;
+            while (a[j] < pv) j--;
+            if (i <= j) {
+                float t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (want <= j) hi = j;
+        else if (want >= i) lo = i;
+        else break;
+    }
+    return a[want];
+}
+
+/* A raw threshold expected to leave about 2 * need + 32 elements above it,
+ * from a strided sample of the row (NaN skipped); -inf for small rows. */
+static float guess_tau(struct run *r, size_t need, unsigned widen)
+{
+    if (r->V <= SAMPLE_N) return -INFINITY;
+    /* 16 runs of 32 contiguous elements spread over the row: a few cache
+     * lines each, so a row that is not in cache costs 16 misses, not 512 */
+    const size_t runs = SAMPLE_N / 32, gap = r->V / runs;
+    size_t ns = 0;
+    for (size_t b = 0; b < runs; b++)
+        for (size_t i = b * gap; i < b * gap + 32; i++) {
+            float x = nextok__row_get(r->row, r->dt, i);
+            if (!isnan(x)) r->f->sample[ns++] = x;
+        }
+    double want = ((double)(2 * need + 32) * (double)ns / (double)r->V) * (double)(1u << widen) + 1.0;
+    if (ns == 0 || want >= (double)ns) return -INFINITY;
+    return kth_largest(r->f->sample, ns, (size_t)want);
+}
+
+/* Compacted set holding at least `need` untouched elements (or all of them):
+ * every untouched element outside it is <= each of those in raw value. */
+static bool collect_top(struct run *r, size_t need)
+{
+    const size_t untouched = r->V - (r->f->n_ov + r->f->n_removed);
+    if (need > untouched) need = untouched;
+    for (unsigned w = 0;; w += 3) {
+        float tau = guess_tau(r, need, w);
+        if (!compact(r, tau)) return false;
+        if (r->nc >= need || tau == -INFINITY) return true;
+    }
+}
+
+/* Largest processed value over the compacted set and the overrides. */
+static float processed_max(const struct run *r)
+{
+    float m = -INFINITY;
+    for (size_t i = 0; i < r->nc; i++) m = fmaxf(m, P(r->f->cvals[i], r->t));
+    for (size_t i = 0; i < r->f->n_ov; i++) m = fmaxf(m, P(r->f->ov[i].logit, r->t));
+    return m;
+}
+
+/* ---- building c->work ---------------------------------------------------------------- */
+
+/* Candidates with processed value >= th (double compare) from the compacted
+ * set and the overrides, merged in id order into c->work. Returns the count. */
+static size_t emit_ge(struct nextok_chain *c, const struct run *r, double th)
+{
+    const struct nextok__fused *f = r->f;
+    struct nextok_token_data *w = c->work;
+    size_t n = 0, i = 0, j = 0;
+    while (i < r->nc || j < f->n_ov) {
+        bool take_c = j >= f->n_ov || (i < r->nc && f->cids[i] < f->ov[j].id);
+        int32_t id = take_c ? f->cids[i] : f->ov[j].id;
+        float v = P(take_c ? f->cvals[i] : f->ov[j].logit, r->t);
+        if (take_c) i++;
+        else j++;
+        if ((double)v >= th) w[n++] = (struct nextok_token_data){id, v, 0.0f};
+    }
+    return n;
+}
+
+static int cmp_sorted(const void *pa, const void *pb)
+{
+    const struct nextok_token_data *a = pa, *b = pb;
+    if (a->logit != b->logit) return a->logit > b->logit ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static void set_last(struct nextok_chain *c, size_t n, bool sorted)
+{
+    if (sorted) qsort(c->work, n, sizeof *c->work, cmp_sorted);
+    c->last = (struct nextok_token_data_array){c->work, n, -1, sorted};
+}
+
+/* ---- the first filter, exactly ---------------------------------------------------------- */
+
+/* Top k in sorted order (plus every candidate tied with the k-th when keep).
+ * Exactness: the compacted set holds >= k untouched elements, so the k-th
+ * largest processed value L over it is the global one (anything outside is
+ * <= all of them); then everything with P >= L is collected again from
+ * preimage(L), so ties created by the temperature's rounding are all seen. */
+static bool top_k_finish(struct nextok_chain *c, struct run *r, size_t n, size_t k, bool keep)
+{
+    const float L = c->work[k - 1].logit;
+    const float tau = preimage(L, r->t);
+    if (tau < r->tau) {
+        if (!compact(r, tau)) return false;
+        n = emit_ge(c, r, -INFINITY);
+        qsort(c->work, n, sizeof *c->work, cmp_sorted);
+    }
+    size_t keep_n = k;
+    if (keep)
+        while (keep_n < n && c->work[keep_n].logit == L) keep_n++;
+    c->last = (struct nextok_token_data_array){c->work, keep_n, -1, true};
+    return true;
+}
+
+static bool fuse_top_k(struct nextok_chain *c, struct run *r, size_t k, bool keep)
+{
+    if (!collect_top(r, k)) return false;
+    size_t n = emit_ge(c, r, -INFINITY);
+    qsort(c->work, n, sizeof *c->work, cmp_sorted);
+    return top_k_finish(c, r, n, k, keep);
+}
+
+/* The top candidate (temperature <= 0 keeps its logit; greedy sets p = 1). */
+static bool fuse_top1(struct nextok_chain *c, struct run *r, bool greedy)
+{
+    if (!fuse_top_k(c, r, 1, false)) return false;
+    if (greedy) {
+        c->work[0].p = 1.0f;
+        c->last.selected = 0;
+    }
+    return true;
+}
+
+/* min-p: keep (double)l >= max + ln p. For floats that is l >= float_ceil(thr),
+ * and in raw space x >= preimage(float_ceil(thr)). Fewer than min_keep: the
+ * top min_keep in sorted order (as min_p.c). */
+static bool fuse_min_p(struct nextok_chain *c, struct run *r, const struct nextok__p_min_p *p,
+                       bool collected)
+{
+    if (!collected && !collect_top(r, 1)) return false;
+    const double thr = (double)processed_max(r) + log((double)p->p);
+    const float tau = preimage(float_ceil(thr), r->t);
+    if (tau < r->tau && !compact(r, tau)) return false;
+    size_t n = emit_ge(c, r, thr);
+    size_t mk = p->min_keep ? p->min_keep : 1;
+    if (mk > r->n_set) mk = r->n_set;
+    if (n < mk && n < r->n_set) return fuse_top_k(c, r, mk, false);
+    set_last(c, n, false);
+    return true;
+}
+
+/*
+ * min-p directly followed by an effective top-k (the vllm order). The min-p
+ * survivors {l >= thr} are a prefix of the sorted order; when the (k+1)-th
+ * candidate is in it, min-p keeps more than k and top-k then keeps the global
+ * top k (plus ties at the k-th value, which are >= thr too), in sorted order:
+ * exactly fuse_top_k's result. Returns 1 when both stages were done; 0 when
+ * min-p keeps <= k (the compacted set, which holds the maximum, is left for
+ * fuse_min_p); 2 when the shortcut does not apply; -1 to hand the row back.
+ */
+static int fuse_min_p_top_k(struct nextok_chain *c, struct run *r, const struct nextok__p_min_p *mp,
+                            const struct nextok_sampler *next)
+{
+    if (!next || nextok__sampler_kind(next) != NEXTOK__K_TOP_K) return 2;
+    const struct nextok__p_top_k *q = nextok_sampler_ctx(next);
+    if (q->k <= 0 || (size_t)q->k + 1 >= r->n_set || mp->min_keep > (size_t)q->k + 1) return 2;
+    const size_t k = (size_t)q->k;
+    if (!collect_top(r, k + 1)) return -1;
+    const double thr = (double)processed_max(r) + log((double)mp->p);
+    size_t n = emit_ge(c, r, -INFINITY);
+    qsort(c->work, n, sizeof *c->work, cmp_sorted);
+    if (!((double)c->work[k].logit >= thr)) return 0; /* min-p keeps <= k: general path */
+    return top_k_finish(c, r, n, k, q->ties == NEXTOK_TIES_KEEP) ? 1 : -1;
+}
+
+/* The chain's σ exactly: two passes over the set in id order, as top_n_sigma.c. */
+static double exact_sigma(const struct run *r)
+{
+    const struct nextok__fused *f = r->f;
+    double mean = 0.0;
+    for (int pass = 0; pass < 2; pass++) {
+        double acc = 0.0;
+        size_t j = 0;
+        for (size_t i = 0; i < r->V; i++) {
+            float v;
+            if (j < f->n_ov && f->ov[j].id == (int32_t)i) v = P(f->ov[j++].logit, r->t);
+            else if (f->tmask[i]) continue;
+            else v = P(nextok__row_get(r->row, r->dt, i), r->t);
+            if (pass == 0) acc += v;
+            else acc += ((double)v - mean) * ((double)v - mean);
+        }
+        if (pass == 0) mean = acc / (double)r->n_set;
+        else return sqrt(acc / (double)r->n_set);
+    }
+    return 0.0;
+}
+
+/* Row sums of (P(x) - center) and their squares over the current set: the
+ * SIMD estimate over the whole row, corrected for touched ids (their row
+ * terms out, their overrides in). */
+static void set_sums(const struct run *r, size_t n_touched, double center, double *s, double *q)
+{
+    const struct nextok__fused *f = r->f;
+    r->k->sum_sq(r->row, r->dt, r->V, r->t, center, s, q);
+    for (size_t j = 0; j < n_touched; j++) {
+        double d = (double)(nextok__row_get(r->row, r->dt, (size_t)f->touched[j]) / r->t) - center;
+        *s -= d;
+        *q -= d * d;
+    }
+    for (size_t j = 0; j < f->n_ov; j++) {
+        double d = (double)P(f->ov[j].logit, r->t) - center;
+        *s += d;
+        *q += d * d;
+    }
+}
+
+/*
+ * σ estimate and a bound on |σ_chain - σ_est|. The chain sums sequentially in
+ * double: |mean_c - mean| <= (n + 2) u A with A = mean |v| <= sqrt(Σv²/n), and
+ * var_c = Σ(v - mean_c)²/n = (var + (mean - mean_c)²)(1 ± (n + 4) u). The
+ * estimate (two passes, centred) obeys the same bounds, so twice them (and a
+ * factor 2 of margin) bounds the difference. u = 2^-53.
+ */
+static bool sigma_bounds(const struct run *r, size_t n_touched, double *lo, double *hi)
+{
+    const double n = (double)r->n_set, u = 0x1p-53;
+    double s0, q0, s1, q1;
+    set_sums(r, n_touched, 0.0, &s0, &q0);
+    const double mean = s0 / n;
+    set_sums(r, n_touched, mean, &s1, &q1);
+    if (!isfinite(q0) || !isfinite(q1)) return false;
+    double var = q1 / n - (s1 / n) * (s1 / n);
+    if (var < 0.0) var = 0.0;
+    const double em = 2.0 * (n + 2.0) * u * sqrt(q0 / n) + u * fabs(mean);
+    const double dv = 4.0 * ((n + 4.0) * u * var + em * em) + 4.0 * em * sqrt(var) + 1e-300;
+    *lo = sqrt(var - dv > 0.0 ? var - dv : 0.0) * (1.0 - 8.0 * u);
+    *hi = sqrt(var + dv) * (1.0 + 8.0 * u);
+    return true;
+}
+
+static bool sigma_threshold(const struct run *r, size_t n_touched, double nsig, float m,
+                            double *tlo, double *thi)
+{
+    double slo, shi;
+    if (!sigma_bounds(r, n_touched, &slo, &shi)) return false;
+    const double ulp = (fabs((double)m) + nsig * shi) * 0x1p-50;
+    *tlo = (double)m - nsig * shi - ulp;
+    *thi = (double)m - nsig * slo + ulp;
+    return true;
+}
+
+/* top-n-sigma: keep (double)l >= max - n σ (stable filter). The threshold is
+ * only known within [tlo, thi]; the decision is the chain's whenever no
+ * candidate value lies in that interval (for floats: unless a value v has
+ * tlo <= v < thi). Otherwise σ is recomputed exactly as the chain does it. */
+static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nextok__p_sigma *p,
+                       size_t n_touched)
+{
+    if (!collect_top(r, 1)) return false;
+    const float m = processed_max(r);
+    const double nsig = (double)p->n;
+    double tlo, thi;
+    bool exact = !sigma_threshold(r, n_touched, nsig, m, &tlo, &thi);
+    if (!exact) {
+        const float tau = preimage(float_ceil(tlo), r->t);
+        if (tau < r->tau && !compact(r, tau)) return false;
+        size_t n = emit_ge(c, r, tlo);
+        for (size_t i = 0; i < n && !exact; i++)
+            exact = (double)c->work[i].logit < thi;
+        if (!exact) {
+            set_last(c, n, false);
+            return true;
+        }
+    }
+    const double thr = (double)m - nsig * exact_sigma(r);
+    const float tau = preimage(float_ceil(thr), r->t);
+    if (tau < r->tau && !compact(r, tau)) return false;
+    set_last(c, emit_ge(c, r, thr), false);
+    return true;
+}
+
+/* ---- the tail: ordinary stages ---------------------------------------------------------- */
+
+static nextok_status run_tail(struct nextok_chain *c, size_t from)
+{
+    struct nextok_token_data_array *cur = &c->last;
+    for (size_t i = from; i < c->n; i++) {
+        struct nextok_sampler *s = c->samplers[i];
+        cur->selected = -1;
+        nextok_status rc = s->iface->apply(s, cur, c->step);
+        if (rc != NEXTOK_OK)
+            return nextok__chain_fail(c, rc, "%s: %s", nextok_sampler_name(s),
+                                      s->errmsg[0] ? s->errmsg : nextok_strerror(rc));
+        if (cur->size == 0)
+            return nextok__chain_fail(c, NEXTOK_ERR_NO_CANDIDATES,
+                                      "%s: no candidate left (every token masked)",
+                                      nextok_sampler_name(s));
+    }
+    return NEXTOK_OK;
+}
+
+/* ---- driver ------------------------------------------------------------------------------ */
+
+/* Run the prefix from stage i; returns the index the tail starts at, or
+ * (size_t)-1 to hand the row back to the plain chain. */
+static size_t run_prefix(struct nextok_chain *c, struct run *r, size_t i)
+{
+    bool have_t = false;
+    for (; i < c->n; i++) {
+        const struct nextok_sampler *s = c->samplers[i];
+        const void *p = nextok_sampler_ctx(s);
+        switch (nextok__sampler_kind(s)) {
+        case NEXTOK__K_TEMP_EXT:
+        case NEXTOK__K_TEMP: {
+            /* temp_ext with range <= 0 is plain temperature (both start with t) */
+            if (nextok__sampler_kind(s) == NEXTOK__K_TEMP_EXT &&
+                ((const struct nextok__p_temp_ext *)p)->range > 0.0f)
+                goto stop;
+            float t = *(const float *)p;
+            if (t <= 0.0f) return fuse_top1(c, r, false) ? i + 1 : (size_t)-1;
+            if (have_t) goto stop;
+            have_t = true;
+            r->t = t;
+            continue;
+        }
+        case NEXTOK__K_GREEDY:
+            return fuse_top1(c, r, true) ? i + 1 : (size_t)-1;
+        case NEXTOK__K_TOP_K: {
+            const struct nextok__p_top_k *q = p;
+            if (q->k <= 0 || (size_t)q->k >= r->n_set) continue;
+            return fuse_top_k(c, r, (size_t)q->k, q->ties == NEXTOK_TIES_KEEP) ? i + 1 : (size_t)-1;
+        }
+        case NEXTOK__K_MIN_P: {
+            const struct nextok__p_min_p *q = p;
+            if (q->p <= 0.0f || r->n_set <= 1) continue;
+            /* both: 1 done, 0 not applicable but the max is collected, -1 fail, 2 not tried */
+            int both = fuse_min_p_top_k(c, r, q, i + 1 < c->n ? c->samplers[i + 1] : NULL);
+            if (both < 0) return (size_t)-1;
+            if (both == 1) return i + 2;
+            return fuse_min_p(c, r, q, both == 0) ? i + 1 : (size_t)-1;
+        }
+        case NEXTOK__K_TOP_N_SIGMA: {
+            const struct nextok__p_sigma *q = p;
+            if (q->n <= 0.0f || r->n_set <= 1) continue;
+            return fuse_sigma(c, r, q, r->n_touched) ? i + 1 : (size_t)-1;
+        }
+        default:
+            goto stop;
+        }
+    }
+stop:
+    /* nothing reduced the set: the plain chain loads the row as fast as
+     * materialising it here would, so hand it back */
+    return (size_t)-1;
+}
+
+/* Whitelist mode: the allowed ids are the candidate set; gather them (id
+ * order, as the chain's stable filters leave them) and run every stage. */
+static nextok_status run_allowed(struct nextok_chain *c, struct nextok__fused *f, const void *row,
+                                 enum nextok_dtype dt, bool *handled)
+{
+    int nf = 0;
+    (void)nextok__kernels()->max(row, dt, (size_t)c->params.n_vocab, &nf);
+    if (nf) return NEXTOK_OK;
+    const struct nextok_sampler *al = NULL;
+    for (size_t s = 0; s < f->n_proc; s++)
+        if (nextok__sampler_kind(c->samplers[s]) == NEXTOK__K_ALLOWED) al = c->samplers[s];
+    size_t n = 0;
+    const int32_t *ids = nextok__allowed_ids(al, &n);
+    for (size_t j = 0; j < n; j++)
+        c->work[j] = (struct nextok_token_data){ids[j], nextok__row_get(row, dt, (size_t)ids[j]), 0.0f};
+    c->last = (struct nextok_token_data_array){c->work, n, -1, false};
+    *handled = true;
+    return run_tail(c, 0);
+}
 
 nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
                                 bool *handled)
 {
-    (void)c;
-    (void)logits;
-    (void)dtype;
     *handled = false;
-    return NEXTOK_OK;
+    struct nextok__fused *f;
+    if (plan_get(c, &f) != NEXTOK_OK || !f->fusable) return NEXTOK_OK;
+    if (f->has_allowed) return run_allowed(c, f, logits, dtype, handled);
+    size_t n_touched = 0;
+    if (!apply_overrides(f, c, logits, dtype, &n_touched)) return NEXTOK_OK;
+    struct run r = {f, nextok__kernels(), logits, dtype, (size_t)c->params.n_vocab, 0, 1.0f, 0, 0,
+                    n_touched};
+    r.n_set = r.V - f->n_removed;
+    size_t tail = r.n_set ? run_prefix(c, &r, f->n_proc) : (size_t)-1;
+    clear_mask(f, n_touched);
+    if (tail == (size_t)-1) return NEXTOK_OK;
+    *handled = true;
+    return run_tail(c, tail);
 }
-
-void nextok__fused_free(struct nextok__fused *f) { (void)f; }

@@ -1,0 +1,337 @@
+/*
+ * AVX2 + FMA + F16C kernels (compiled with -mavx2 -mfma -mf16c; called only
+ * after cpuid said so). 8 lanes; the n % 8 tail runs the scalar definition.
+ * f16 rows are widened with vcvtph2ps and bf16 rows with a 16-bit shift, both
+ * exact, in registers.
+ */
+#include "kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#define AI static inline __attribute__((always_inline))
+
+AI __m256 load8(const void *row, enum nextok_dtype dt, size_t i)
+{
+    if (dt == NEXTOK_DTYPE_F32) return _mm256_loadu_ps((const float *)row + i);
+    __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)row + i));
+    if (dt == NEXTOK_DTYPE_F16) return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+AI float ld1(const void *row, enum nextok_dtype dt, size_t i)
+{
+    if (dt == NEXTOK_DTYPE_F16) return nextok_f16_to_f32(((const uint16_t *)row)[i]);
+    if (dt == NEXTOK_DTYPE_BF16) return nextok_bf16_to_f32(((const uint16_t *)row)[i]);
+    return ((const float *)row)[i];
+}
+
+AI int nonfinite1(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (u & 0x7f800000u) == 0x7f800000u;
+}
+
+AI uint32_t fkey1(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return nextok__fkey_bits(u);
+}
+
+/* Dispatch a kernel body on the dtype so each instance sees a constant. */
+#define BY_DTYPE(fn, dt, ...)                                          \
+    (dt == NEXTOK_DTYPE_F16    ? fn(NEXTOK_DTYPE_F16, __VA_ARGS__)     \
+     : dt == NEXTOK_DTYPE_BF16 ? fn(NEXTOK_DTYPE_BF16, __VA_ARGS__)    \
+                               : fn(NEXTOK_DTYPE_F32, __VA_ARGS__))
+
+/* ---- max ------------------------------------------------------------------ */
+
+AI float hmax8(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
+
+AI uint32_t hmaxu8(__m256i v)
+{
+    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4e));
+    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xb1));
+    return (uint32_t)_mm_cvtsi128_si32(m);
+}
+
+/* max_ps(x, acc) returns acc when x is NaN, so NaN never wins. The largest
+ * |bits| (integer max) is >= 0x7f800000 iff a NaN or inf was seen. */
+AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    const __m256i absm = _mm256_set1_epi32(0x7fffffff);
+    __m256 a0 = ninf, a1 = ninf, a2 = ninf, a3 = ninf;
+    __m256i b0 = _mm256_setzero_si256(), b1 = b0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256 x0 = load8(row, dt, i), x1 = load8(row, dt, i + 8);
+        __m256 x2 = load8(row, dt, i + 16), x3 = load8(row, dt, i + 24);
+        a0 = _mm256_max_ps(x0, a0);
+        a1 = _mm256_max_ps(x1, a1);
+        a2 = _mm256_max_ps(x2, a2);
+        a3 = _mm256_max_ps(x3, a3);
+        __m256i u01 = _mm256_max_epu32(_mm256_and_si256(_mm256_castps_si256(x0), absm),
+                                       _mm256_and_si256(_mm256_castps_si256(x1), absm));
+        __m256i u23 = _mm256_max_epu32(_mm256_and_si256(_mm256_castps_si256(x2), absm),
+                                       _mm256_and_si256(_mm256_castps_si256(x3), absm));
+        b0 = _mm256_max_epu32(b0, u01);
+        b1 = _mm256_max_epu32(b1, u23);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = load8(row, dt, i);
+        a0 = _mm256_max_ps(x, a0);
+        b0 = _mm256_max_epu32(b0, _mm256_and_si256(_mm256_castps_si256(x), absm));
+    }
+    float m = hmax8(_mm256_max_ps(_mm256_max_ps(a0, a1), _mm256_max_ps(a2, a3)));
+    int nf = hmaxu8(_mm256_max_epu32(b0, b1)) >= 0x7f800000u;
+    for (; i < n; i++) {
+        float x = ld1(row, dt, i);
+        nf |= nonfinite1(x);
+        if (x > m) m = x;
+    }
+    *nonfinite |= nf;
+    return m;
+}
+
+static float avx2_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite)
+{
+    return BY_DTYPE(max_impl, dt, row, n, nonfinite);
+}
+
+/* ---- count / compact ------------------------------------------------------ */
+
+AI size_t count_impl(enum nextok_dtype dt, const void *row, size_t n, float thr)
+{
+    const __m256 t = _mm256_set1_ps(thr);
+    size_t c = 0, i = 0;
+    for (; i + 8 <= n; i += 8)
+        c += (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(
+            _mm256_cmp_ps(load8(row, dt, i), t, _CMP_GE_OQ)));
+    for (; i < n; i++) c += ld1(row, dt, i) >= thr;
+    return c;
+}
+
+static size_t avx2_count_ge(const void *row, enum nextok_dtype dt, size_t n, float thr)
+{
+    return BY_DTYPE(count_impl, dt, row, n, thr);
+}
+
+AI size_t emit(const void *row, enum nextok_dtype dt, size_t i, unsigned m, int32_t base,
+               int32_t *ids, float *vals, size_t cap, size_t c)
+{
+    while (m) {
+        unsigned j = (unsigned)__builtin_ctz(m);
+        if (c < cap) {
+            ids[c] = base + (int32_t)(i + j);
+            vals[c] = ld1(row, dt, i + j);
+        }
+        c++;
+        m &= m - 1;
+    }
+    return c;
+}
+
+/* Hits are rare (a threshold near the top), so the loop is compare + test;
+ * exponent-all-ones lanes are OR-ed into a mask for the non-finite flag. */
+AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float thr, int32_t base,
+                       int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    const __m256 t = _mm256_set1_ps(thr);
+    const __m256i em = _mm256_set1_epi32(0x7f800000);
+    __m256i nfacc = _mm256_setzero_si256();
+    size_t c = 0, i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 x0 = load8(row, dt, i), x1 = load8(row, dt, i + 8);
+        __m256i e0 = _mm256_and_si256(_mm256_castps_si256(x0), em);
+        __m256i e1 = _mm256_and_si256(_mm256_castps_si256(x1), em);
+        nfacc = _mm256_or_si256(nfacc, _mm256_or_si256(_mm256_cmpeq_epi32(e0, em),
+                                                       _mm256_cmpeq_epi32(e1, em)));
+        unsigned m0 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x0, t, _CMP_GE_OQ));
+        unsigned m1 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x1, t, _CMP_GE_OQ));
+        if (m0 | m1) c = emit(row, dt, i, m0 | (m1 << 8), base, ids, vals, cap, c);
+    }
+    int nf = !_mm256_testz_si256(nfacc, nfacc);
+    for (; i < n; i++) {
+        float x = ld1(row, dt, i);
+        nf |= nonfinite1(x);
+        if (x >= thr) {
+            if (c < cap) {
+                ids[c] = base + (int32_t)i;
+                vals[c] = x;
+            }
+            c++;
+        }
+    }
+    *nonfinite |= nf;
+    return c;
+}
+
+static size_t avx2_compact_ge(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                              int32_t base, int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    return BY_DTYPE(compact_impl, dt, row, n, thr, base, ids, vals, cap, nonfinite);
+}
+
+/* ---- histogram -------------------------------------------------------------- */
+
+AI int hist_impl(enum nextok_dtype dt, const void *row, size_t n, float lo, unsigned shift,
+                 uint32_t *bins, unsigned nbins)
+{
+    const __m256 l = _mm256_set1_ps(lo);
+    const uint32_t klo = fkey1(lo);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = load8(row, dt, i);
+        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x, l, _CMP_GE_OQ));
+        if (!m) continue;
+        /* key: flip all bits of negatives, the sign bit of the rest */
+        __m256i u = _mm256_castps_si256(x);
+        __m256i s = _mm256_srai_epi32(u, 31);
+        __m256i k = _mm256_xor_si256(u, _mm256_or_si256(s, _mm256_set1_epi32((int)0x80000000u)));
+        k = _mm256_srl_epi32(_mm256_sub_epi32(k, _mm256_set1_epi32((int)klo)),
+                             _mm_cvtsi32_si128((int)shift));
+        uint32_t kb[8];
+        _mm256_storeu_si256((__m256i *)kb, k);
+        while (m) {
+            unsigned j = (unsigned)__builtin_ctz(m);
+            bins[kb[j] < nbins ? kb[j] : nbins - 1]++;
+            m &= m - 1;
+        }
+    }
+    for (; i < n; i++) {
+        float x = ld1(row, dt, i);
+        if (!(x >= lo)) continue;
+        uint32_t b = (fkey1(x) - klo) >> shift;
+        bins[b < nbins ? b : nbins - 1]++;
+    }
+    return 0;
+}
+
+static void avx2_histogram(const void *row, enum nextok_dtype dt, size_t n, float lo,
+                           unsigned shift, uint32_t *bins, unsigned nbins)
+{
+    (void)BY_DTYPE(hist_impl, dt, row, n, lo, shift, bins, nbins);
+}
+
+/* ---- sum / sum of squares (estimate) ---------------------------------------- */
+
+AI int sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
+                  double *sum, double *sumsq)
+{
+    const __m256 dv = _mm256_set1_ps(div);
+    const __m256d c = _mm256_set1_pd(center);
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_div_ps(load8(row, dt, i), dv);
+        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), c);
+        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), c);
+        s0 = _mm256_add_pd(s0, d0);
+        s1 = _mm256_add_pd(s1, d1);
+        q0 = _mm256_fmadd_pd(d0, d0, q0);
+        q1 = _mm256_fmadd_pd(d1, d1, q1);
+    }
+    double sb[4], qb[4];
+    _mm256_storeu_pd(sb, _mm256_add_pd(s0, s1));
+    _mm256_storeu_pd(qb, _mm256_add_pd(q0, q1));
+    double s = (sb[0] + sb[1]) + (sb[2] + sb[3]), q = (qb[0] + qb[1]) + (qb[2] + qb[3]);
+    for (; i < n; i++) {
+        double d = (double)(ld1(row, dt, i) / div) - center;
+        s += d;
+        q += d * d;
+    }
+    *sum = s;
+    *sumsq = q;
+    return 0;
+}
+
+static void avx2_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
+                        double *sum, double *sumsq)
+{
+    (void)BY_DTYPE(sumsq_impl, dt, row, n, div, center, sum, sumsq);
+}
+
+/* ---- exp sum (estimate) ----------------------------------------------------- */
+
+/* exp(d) for d <= 0 in float: d = k ln2 + f, |f| <= ln2/2, degree-6 Taylor
+ * polynomial (relative error < 2^-22), 2^k by exponent arithmetic; d below
+ * -87 flushes to 0 (its true value is below 2^-125, negligible next to the
+ * max term exp(0) = 1 that every call includes). */
+AI __m256 exp8(__m256 d)
+{
+    const __m256 lo = _mm256_set1_ps(-87.0f);
+    __m256 keep = _mm256_cmp_ps(d, lo, _CMP_GE_OQ);
+    d = _mm256_max_ps(d, lo);
+    __m256 k = _mm256_round_ps(_mm256_mul_ps(d, _mm256_set1_ps(1.44269504f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145752f), d);
+    f = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860677e-6f), f);
+    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(k), 23);
+    __m256 r = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
+    return _mm256_and_ps(r, keep);
+}
+
+static double avx2_exp_sum(const float *x, size_t n, float m)
+{
+    const __m256 mv = _mm256_set1_ps(m);
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double b[4];
+    _mm256_storeu_pd(b, _mm256_add_pd(a0, a1));
+    double s = (b[0] + b[1]) + (b[2] + b[3]);
+    for (; i < n; i++) s += exp((double)x[i] - (double)m);
+    return s;
+}
+
+/* ---- widening --------------------------------------------------------------- */
+
+static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
+{
+    size_t i = 0;
+    if (dt == NEXTOK_DTYPE_F16)
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load8(src, NEXTOK_DTYPE_F16, i));
+    else
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load8(src, NEXTOK_DTYPE_BF16, i));
+    for (; i < n; i++) dst[i] = ld1(src, dt, i);
+}
+
+static const struct nextok__kernels avx2_table = {
+    .name = "avx2",
+    .max = avx2_max,
+    .count_ge = avx2_count_ge,
+    .compact_ge = avx2_compact_ge,
+    .histogram = avx2_histogram,
+    .sum_sq = avx2_sum_sq,
+    .exp_sum = avx2_exp_sum,
+    .widen = avx2_widen,
+};
+
+const struct nextok__kernels *nextok__kernels_avx2(void) { return &avx2_table; }
+
+#else
+const struct nextok__kernels *nextok__kernels_avx2(void) { return NULL; }
+#endif

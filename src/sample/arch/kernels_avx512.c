@@ -1,0 +1,283 @@
+/*
+ * AVX-512 (F, BW, VL, DQ) kernels, 16 lanes; the tail is one masked load, so
+ * there is no scalar remainder loop. Compaction uses the register form of
+ * vcompressps followed by a plain store (the memory form is microcoded and
+ * slow on AMD Zen 4).
+ */
+#include "kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#define AI static inline __attribute__((always_inline))
+
+/* 16 elements from i (lanes at or past n read as -inf, never counted). */
+AI __m512 load16(const void *row, enum nextok_dtype dt, size_t i, __mmask16 k)
+{
+    if (dt == NEXTOK_DTYPE_F32)
+        return _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, (const float *)row + i);
+    __m256i h = _mm256_maskz_loadu_epi16(k, (const uint16_t *)row + i);
+    __m512 x;
+    if (dt == NEXTOK_DTYPE_F16) x = _mm512_cvtph_ps(h);
+    else x = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return _mm512_mask_blend_ps(k, _mm512_set1_ps(-INFINITY), x);
+}
+
+AI __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u); }
+
+#define BY_DTYPE(fn, dt, ...)                                          \
+    (dt == NEXTOK_DTYPE_F16    ? fn(NEXTOK_DTYPE_F16, __VA_ARGS__)     \
+     : dt == NEXTOK_DTYPE_BF16 ? fn(NEXTOK_DTYPE_BF16, __VA_ARGS__)    \
+                               : fn(NEXTOK_DTYPE_F32, __VA_ARGS__))
+
+/* non-finite lanes: exponent all ones (the -inf padding of a tail is masked out) */
+AI __mmask16 nonfinite16(__m512 x, __mmask16 k)
+{
+    const __m512i em = _mm512_set1_epi32(0x7f800000);
+    return _mm512_mask_cmpeq_epi32_mask(k, _mm512_and_si512(_mm512_castps_si512(x), em), em);
+}
+
+/* ---- max ------------------------------------------------------------------ */
+
+AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    const __m512i absm = _mm512_set1_epi32(0x7fffffff);
+    __m512 a0 = ninf, a1 = ninf;
+    __m512i b0 = _mm512_setzero_si512(), b1 = b0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512 x0 = load16(row, dt, i, 0xffff), x1 = load16(row, dt, i + 16, 0xffff);
+        a0 = _mm512_max_ps(x0, a0);
+        a1 = _mm512_max_ps(x1, a1);
+        b0 = _mm512_max_epu32(b0, _mm512_and_si512(_mm512_castps_si512(x0), absm));
+        b1 = _mm512_max_epu32(b1, _mm512_and_si512(_mm512_castps_si512(x1), absm));
+    }
+    int nf = 0;
+    for (; i < n; i += 16) {
+        __mmask16 k = tail_mask(n - i);
+        __m512 x = load16(row, dt, i, k);
+        a0 = _mm512_max_ps(x, a0);
+        nf |= nonfinite16(x, k) != 0;
+    }
+    nf |= _mm512_reduce_max_epu32(_mm512_max_epu32(b0, b1)) >= 0x7f800000u;
+    *nonfinite |= nf;
+    return _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+}
+
+static float avx512_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite)
+{
+    return BY_DTYPE(max_impl, dt, row, n, nonfinite);
+}
+
+/* ---- count / compact ------------------------------------------------------ */
+
+AI size_t count_impl(enum nextok_dtype dt, const void *row, size_t n, float thr)
+{
+    const __m512 t = _mm512_set1_ps(thr);
+    size_t c = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(n - i);
+        c += (size_t)__builtin_popcount(
+            (unsigned)_mm512_mask_cmp_ps_mask(k, load16(row, dt, i, k), t, _CMP_GE_OQ));
+    }
+    return c;
+}
+
+static size_t avx512_count_ge(const void *row, enum nextok_dtype dt, size_t n, float thr)
+{
+    return BY_DTYPE(count_impl, dt, row, n, thr);
+}
+
+AI size_t emit16(__m512 x, __mmask16 m, int32_t first, int32_t *ids, float *vals, size_t cap,
+                 size_t c)
+{
+    const unsigned cnt = (unsigned)__builtin_popcount(m);
+    const __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(first),
+                                         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                           12, 13, 14, 15));
+    __m512 cv = _mm512_maskz_compress_ps(m, x);
+    __m512i ci = _mm512_maskz_compress_epi32(m, idx);
+    if (c + 16 <= cap) {
+        _mm512_storeu_ps(vals + c, cv);
+        _mm512_storeu_si512((void *)(ids + c), ci);
+    } else if (c < cap) {
+        float vb[16];
+        int32_t ib[16];
+        _mm512_storeu_ps(vb, cv);
+        _mm512_storeu_si512((void *)ib, ci);
+        for (unsigned j = 0; j < cnt && c + j < cap; j++) {
+            vals[c + j] = vb[j];
+            ids[c + j] = ib[j];
+        }
+    }
+    return c + cnt;
+}
+
+AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float thr, int32_t base,
+                       int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    const __m512 t = _mm512_set1_ps(thr);
+    const __m512i em = _mm512_set1_epi32(0x7f800000);
+    __mmask16 nf = 0;
+    size_t c = 0, i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m512 x0 = load16(row, dt, i, 0xffff), x1 = load16(row, dt, i + 16, 0xffff);
+        nf |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x0), em), em);
+        nf |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x1), em), em);
+        __mmask16 m0 = _mm512_cmp_ps_mask(x0, t, _CMP_GE_OQ);
+        __mmask16 m1 = _mm512_cmp_ps_mask(x1, t, _CMP_GE_OQ);
+        if (__builtin_expect((m0 | m1) != 0, 0)) {
+            if (m0) c = emit16(x0, m0, base + (int32_t)i, ids, vals, cap, c);
+            if (m1) c = emit16(x1, m1, base + (int32_t)(i + 16), ids, vals, cap, c);
+        }
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = tail_mask(n - i);
+        __m512 x = load16(row, dt, i, k);
+        nf |= nonfinite16(x, k);
+        __mmask16 m = _mm512_mask_cmp_ps_mask(k, x, t, _CMP_GE_OQ);
+        if (m) c = emit16(x, m, base + (int32_t)i, ids, vals, cap, c);
+    }
+    *nonfinite |= nf != 0;
+    return c;
+}
+
+static size_t avx512_compact_ge(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                int32_t base, int32_t *ids, float *vals, size_t cap,
+                                int *nonfinite)
+{
+    return BY_DTYPE(compact_impl, dt, row, n, thr, base, ids, vals, cap, nonfinite);
+}
+
+/* ---- histogram -------------------------------------------------------------- */
+
+AI int hist_impl(enum nextok_dtype dt, const void *row, size_t n, float lo, unsigned shift,
+                 uint32_t *bins, unsigned nbins)
+{
+    const __m512 l = _mm512_set1_ps(lo);
+    uint32_t ulo;
+    memcpy(&ulo, &lo, sizeof ulo);
+    const __m512i klo = _mm512_set1_epi32((int)nextok__fkey_bits(ulo));
+    const __m512i top = _mm512_set1_epi32((int)(nbins - 1));
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(n - i);
+        __m512 x = load16(row, dt, i, k);
+        __mmask16 m = _mm512_mask_cmp_ps_mask(k, x, l, _CMP_GE_OQ);
+        if (!m) continue;
+        __m512i u = _mm512_castps_si512(x);
+        __m512i s = _mm512_srai_epi32(u, 31);
+        __m512i key = _mm512_xor_si512(u, _mm512_or_si512(s, _mm512_set1_epi32((int)0x80000000u)));
+        __m512i b = _mm512_srl_epi32(_mm512_sub_epi32(key, klo), _mm_cvtsi32_si128((int)shift));
+        b = _mm512_min_epu32(b, top);
+        uint32_t kb[16];
+        _mm512_storeu_si512((void *)kb, b);
+        unsigned mm = m;
+        while (mm) {
+            bins[kb[__builtin_ctz(mm)]]++;
+            mm &= mm - 1;
+        }
+    }
+    return 0;
+}
+
+static void avx512_histogram(const void *row, enum nextok_dtype dt, size_t n, float lo,
+                             unsigned shift, uint32_t *bins, unsigned nbins)
+{
+    (void)BY_DTYPE(hist_impl, dt, row, n, lo, shift, bins, nbins);
+}
+
+/* ---- sum / sum of squares (estimate) ---------------------------------------- */
+
+AI int sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
+                  double *sum, double *sumsq)
+{
+    const __m512 dv = _mm512_set1_ps(div);
+    const __m512d c = _mm512_set1_pd(center);
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(n - i);
+        __m512 v = _mm512_div_ps(load16(row, dt, i, k), dv);
+        __m512d d0 = _mm512_maskz_sub_pd((__mmask8)k, _mm512_cvtps_pd(_mm512_castps512_ps256(v)), c);
+        __m512d d1 = _mm512_maskz_sub_pd((__mmask8)(k >> 8),
+                                         _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), c);
+        s0 = _mm512_add_pd(s0, d0);
+        s1 = _mm512_add_pd(s1, d1);
+        q0 = _mm512_fmadd_pd(d0, d0, q0);
+        q1 = _mm512_fmadd_pd(d1, d1, q1);
+    }
+    *sum = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    *sumsq = _mm512_reduce_add_pd(_mm512_add_pd(q0, q1));
+    return 0;
+}
+
+static void avx512_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div,
+                          double center, double *sum, double *sumsq)
+{
+    (void)BY_DTYPE(sumsq_impl, dt, row, n, div, center, sum, sumsq);
+}
+
+/* ---- exp sum (estimate): same polynomial as the AVX2 kernel ------------------ */
+
+AI __m512 exp16(__m512 d)
+{
+    const __m512 lo = _mm512_set1_ps(-87.0f);
+    __mmask16 keep = _mm512_cmp_ps_mask(d, lo, _CMP_GE_OQ);
+    d = _mm512_max_ps(d, lo);
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(d, _mm512_set1_ps(1.44269504f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), d);
+    f = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), f);
+    __m512 p = _mm512_set1_ps(1.0f / 720.0f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_maskz_scalef_ps(keep, p, k);
+}
+
+static double avx512_exp_sum(const float *x, size_t n, float m)
+{
+    const __m512 mv = _mm512_set1_ps(m);
+    __m512d a0 = _mm512_setzero_pd(), a1 = a0;
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(n - i);
+        __m512 e = _mm512_maskz_mov_ps(k, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mv)));
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
+}
+
+/* ---- widening --------------------------------------------------------------- */
+
+static void avx512_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
+{
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = tail_mask(n - i);
+        __m512 x = dt == NEXTOK_DTYPE_F16 ? load16(src, NEXTOK_DTYPE_F16, i, k)
+                                          : load16(src, NEXTOK_DTYPE_BF16, i, k);
+        _mm512_mask_storeu_ps(dst + i, k, x);
+    }
+}
+
+static const struct nextok__kernels avx512_table = {
+    .name = "avx512",
+    .max = avx512_max,
+    .count_ge = avx512_count_ge,
+    .compact_ge = avx512_compact_ge,
+    .histogram = avx512_histogram,
+    .sum_sq = avx512_sum_sq,
+    .exp_sum = avx512_exp_sum,
+    .widen = avx512_widen,
+};
+
+const struct nextok__kernels *nextok__kernels_avx512(void) { return &avx512_table; }
+
+#else
+const struct nextok__kernels *nextok__kernels_avx512(void) { return NULL; }
+#endif

@@ -1,0 +1,123 @@
+/*
+ * Scalar reference kernels: the definition every SIMD version is tested
+ * against (tests/test_simd.c). Kept forever; also the fallback on CPUs
+ * without AVX2 and when NEXTOK_FORCE_REF=1.
+ */
+#include "kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+float nextok_f16_to_f32(uint16_t h);
+float nextok_bf16_to_f32(uint16_t h);
+
+static inline float ld(const void *row, enum nextok_dtype dt, size_t i)
+{
+    if (dt == NEXTOK_DTYPE_F16) return nextok_f16_to_f32(((const uint16_t *)row)[i]);
+    if (dt == NEXTOK_DTYPE_BF16) return nextok_bf16_to_f32(((const uint16_t *)row)[i]);
+    return ((const float *)row)[i];
+}
+
+static inline int nonfinite_f(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (u & 0x7f800000u) == 0x7f800000u;
+}
+
+static inline uint32_t fkey(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return nextok__fkey_bits(u);
+}
+
+static float ref_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite)
+{
+    float m = -INFINITY;
+    int nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        float x = ld(row, dt, i);
+        nf |= nonfinite_f(x);
+        if (x > m) m = x;
+    }
+    *nonfinite |= nf;
+    return m;
+}
+
+static size_t ref_count_ge(const void *row, enum nextok_dtype dt, size_t n, float thr)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += ld(row, dt, i) >= thr;
+    return c;
+}
+
+static size_t ref_compact_ge(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                             int32_t base, int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    size_t c = 0;
+    int nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        float x = ld(row, dt, i);
+        nf |= nonfinite_f(x);
+        if (x >= thr) {
+            if (c < cap) {
+                ids[c] = base + (int32_t)i;
+                vals[c] = x;
+            }
+            c++;
+        }
+    }
+    *nonfinite |= nf;
+    return c;
+}
+
+static void ref_histogram(const void *row, enum nextok_dtype dt, size_t n, float lo,
+                          unsigned shift, uint32_t *bins, unsigned nbins)
+{
+    const uint32_t klo = fkey(lo);
+    for (size_t i = 0; i < n; i++) {
+        float x = ld(row, dt, i);
+        if (!(x >= lo)) continue;
+        uint32_t b = (fkey(x) - klo) >> shift;
+        bins[b < nbins ? b : nbins - 1]++;
+    }
+}
+
+static void ref_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div,
+                       double center, double *sum, double *sumsq)
+{
+    double s = 0.0, q = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)(ld(row, dt, i) / div) - center;
+        s += d;
+        q += d * d;
+    }
+    *sum = s;
+    *sumsq = q;
+}
+
+static double ref_exp_sum(const float *x, size_t n, float m)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += exp((double)x[i] - (double)m);
+    return s;
+}
+
+static void ref_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
+{
+    for (size_t i = 0; i < n; i++) dst[i] = ld(src, dt, i);
+}
+
+static const struct nextok__kernels ref_table = {
+    .name = "ref",
+    .max = ref_max,
+    .count_ge = ref_count_ge,
+    .compact_ge = ref_compact_ge,
+    .histogram = ref_histogram,
+    .sum_sq = ref_sum_sq,
+    .exp_sum = ref_exp_sum,
+    .widen = ref_widen,
+};
+
+const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }

@@ -1,0 +1,335 @@
+/*
+ * The fused path against the plain chain. For hundreds of random sampling
+ * configurations (every profile, every dtype, every selector; penalties,
+ * bias, masks, DRY, n-grams, min-tokens, XTC, mirostat) and peaked, flat and
+ * adversarial rows (ties, all-equal, huge values, ±inf, NaN), a chain and its
+ * clone with an observer (which disables the fused path) must give the same
+ * status, the same survivors, p within 1e-6 and the same token, step after
+ * step with accepted tokens in between. NEXTOK_TEST_SCALE (default 1) scales
+ * the number of configurations (the sanitizer builds set it lower).
+ */
+#include "harness.h"
+#include "nextok.h"
+
+#include <float.h>
+#include <stdint.h>
+
+static uint64_t g_s = 42;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (g_s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double unif(void) { return (double)(rnd() >> 11) * 0x1p-53; }
+static size_t pick(size_t n) { return (size_t)(rnd() % n); }
+
+static float gauss(void)
+{
+    double u = unif(), v = unif();
+    return (float)(sqrt(-2.0 * log(u > 1e-300 ? u : 1e-300)) * cos(6.283185307179586 * v));
+}
+
+enum row_kind { R_PEAKED, R_FLAT, R_TIES, R_EQUAL, R_HUGE, R_INF, R_NAN, R_NEGINF, R_COUNT };
+
+static float row_value(enum row_kind k, size_t i)
+{
+    switch (k) {
+    case R_FLAT: return gauss();
+    case R_TIES: return (float)(int)(gauss() * 2.0f);
+    case R_EQUAL: return 0.75f;
+    case R_HUGE: return gauss() * 1e37f;
+    default: (void)i; return 2.5f * gauss();
+    }
+}
+
+static void make_row(enum row_kind k, size_t V, float *row)
+{
+    for (size_t i = 0; i < V; i++) row[i] = row_value(k, i);
+    if (k == R_PEAKED)
+        for (int j = 0; j < 20 && V > 0; j++) row[pick(V)] += 8.0f + 6.0f * (float)unif();
+    if (k == R_INF && V > 2) row[pick(V)] = INFINITY;
+    if (k == R_NAN && V > 2) row[pick(V)] = NAN;
+    if (k == R_NEGINF)
+        for (size_t i = 0; i < V; i++)
+            if (rnd() % 3 == 0) row[i] = -INFINITY;
+}
+
+/* The row in dtype (f16/bf16 rounded from f32). */
+static const void *as_dtype(const float *row, size_t V, enum nextok_dtype dt, uint16_t *half)
+{
+    if (dt == NEXTOK_DTYPE_F32) return row;
+    for (size_t i = 0; i < V; i++)
+        half[i] = dt == NEXTOK_DTYPE_F16 ? nextok_f32_to_f16(row[i]) : nextok_f32_to_bf16(row[i]);
+    return half;
+}
+
+static void observe(size_t i, const char *name, const struct nextok_token_data_array *cur, void *u)
+{
+    (void)i;
+    (void)name;
+    (void)cur;
+    (void)u;
+}
+
+struct cfg_buf {
+    struct nextok_logit_bias bias[8];
+    int32_t allowed[64], banned[8], eog[2], breakers[4];
+    size_t breaker_off[3];
+};
+
+static const float temps[] = {0.0f, 0.5f, 0.8f, 1.0f, 1.7f};
+
+static void random_params(struct nextok_sampling_params *p, size_t V, struct cfg_buf *b)
+{
+    p->seed = rnd();
+    p->selector = (enum nextok_selector)pick(3);
+    if (pick(4) == 0) p->selector = NEXTOK_SELECTOR_CATEGORICAL;
+    p->temperature = temps[pick(5)];
+    p->top_k = pick(3) ? (int32_t)(int[]){0, 1, 5, 40, 200}[pick(5)] : (int32_t)V;
+    p->top_k_ties = (enum nextok_ties)pick(2);
+    p->top_p = pick(2) ? 1.0f : (float[]){0.5f, 0.9f, 0.95f}[pick(3)];
+    p->min_p = pick(2) ? 0.0f : (float[]){0.01f, 0.05f, 0.3f, 1.0f}[pick(4)];
+    p->typical_p = pick(4) ? 1.0f : 0.9f;
+    p->top_n_sigma = pick(3) ? 0.0f : (float[]){0.5f, 1.0f, 2.0f}[pick(3)];
+    p->min_keep = pick(3) ? 1 : pick(50);
+    if (pick(6) == 0) p->xtc_probability = 0.5f, p->xtc_threshold = 0.1f;
+    if (pick(6) == 0) p->epsilon_cutoff = 0.001f;
+    if (pick(6) == 0) p->eta_cutoff = 0.001f;
+    if (pick(2)) {
+        p->repeat_penalty = 1.0f + (float)unif();
+        p->frequency_penalty = (float)unif();
+        p->presence_penalty = (float)unif();
+    }
+    if (pick(5) == 0) {
+        p->dry_multiplier = 0.8f;
+        b->breakers[0] = 1;
+        b->breaker_off[0] = 0;
+        b->breaker_off[1] = 1;
+        p->dry_breaker_ids = b->breakers;
+        p->dry_breaker_off = b->breaker_off;
+        p->dry_n_breakers = 1;
+    }
+    if (pick(6) == 0) p->no_repeat_ngram = 2;
+    if (pick(3) == 0) {
+        size_t n = 1 + pick(8);
+        for (size_t i = 0; i < n; i++)
+            b->bias[i] = (struct nextok_logit_bias){(int32_t)pick(V),
+                                                    pick(5) ? (float)(gauss() * 5) : -INFINITY};
+        p->logit_bias = b->bias;
+        p->n_logit_bias = n;
+    }
+    if (pick(8) == 0 && V > 4) {
+        size_t n = 1 + pick(V < 64 ? V : 64);
+        for (size_t i = 0; i < n; i++) b->allowed[i] = (int32_t)pick(V);
+        p->allowed_ids = b->allowed;
+        p->n_allowed = n;
+    }
+    if (pick(5) == 0) {
+        size_t n = 1 + pick(8);
+        for (size_t i = 0; i < n; i++) b->banned[i] = (int32_t)pick(V);
+        p->banned_ids = b->banned;
+        p->n_banned = n;
+    }
+    if (pick(6) == 0) {
+        b->eog[0] = (int32_t)pick(V);
+        p->eog_ids = b->eog;
+        p->n_eog = 1;
+        p->min_tokens = 2;
+    }
+    if (pick(10) == 0) p->mirostat = 2;
+    if (pick(25) == 0) p->mirostat = 1;
+    if (p->profile == NEXTOK_PROFILE_LLAMA && pick(4) == 0) p->samplers = "top_k;penalties;min_p;temperature;top_p";
+}
+
+static int g_fused_calls, g_total_calls;
+
+static void print_chain(const struct nextok_chain *c)
+{
+    printf("    chain:");
+    for (size_t i = 0; i < nextok_chain_n(c); i++) printf(" %s", nextok_sampler_name(nextok_chain_get(c, i)));
+    printf("\n");
+}
+
+/* One step on both chains: same status, survivors, p, token. */
+static bool compare_step(struct nextok_chain *fa, struct nextok_chain *pl, const void *row,
+                         enum nextok_dtype dt, size_t V, struct nextok_token_data *o1,
+                         struct nextok_token_data *o2, int32_t *tok_out, const char *what)
+{
+    size_t n1 = 0, n2 = 0;
+    int32_t t1 = -1, t2 = -1;
+    nextok_status r1 = nextok_chain_probs(fa, row, dt, o1, V, &n1, &t1);
+    nextok_status r2 = nextok_chain_probs(pl, row, dt, o2, V, &n2, &t2);
+    g_total_calls++;
+    g_fused_calls += nextok_chain_last_fused(fa);
+    bool ok = r1 == r2;
+    CHECK_MSG(r1 == r2, "%s: status %s vs %s", what, nextok_status_name(r1), nextok_status_name(r2));
+    if (!ok || r1 != NEXTOK_OK) {
+        *tok_out = -1;
+        return ok;
+    }
+    CHECK_MSG(n1 == n2 && t1 == t2, "%s: n %zu vs %zu, token %d vs %d", what, n1, n2, (int)t1, (int)t2);
+    if (n1 != n2 || t1 != t2) {
+        print_chain(fa);
+        return false;
+    }
+    for (size_t i = 0; i < n1; i++) {
+        if (o1[i].id != o2[i].id || fabsf(o1[i].p - o2[i].p) > 1e-6f) {
+            CHECK_MSG(false, "%s: entry %zu: id %d p %.9g vs id %d p %.9g", what, i, (int)o1[i].id,
+                      (double)o1[i].p, (int)o2[i].id, (double)o2[i].p);
+            return false;
+        }
+    }
+    *tok_out = t1;
+    return true;
+}
+
+static size_t g_vocabs[] = {1, 2, 3, 17, 100, 1000, 3001, 20000, 50000};
+
+static void one_config(int iter)
+{
+    static float row[50000];
+    static uint16_t half[50000];
+    static struct nextok_token_data o1[50000], o2[50000];
+    const size_t V = g_vocabs[pick(sizeof g_vocabs / sizeof g_vocabs[0])];
+    enum nextok_profile prof = (enum nextok_profile)pick(3);
+    struct nextok_sampling_params p = nextok_sampling_default_params(prof);
+    struct cfg_buf b;
+    memset(&b, 0, sizeof b);
+    p.n_vocab = (int32_t)V;
+    random_params(&p, V, &b);
+    enum row_kind rk = (enum row_kind)pick(R_COUNT);
+    if (rk == R_NAN && pick(2)) p.nan_policy = NEXTOK_NAN_AS_NEG_INF;
+    struct nextok_chain *fa = NULL, *pl = NULL;
+    struct nextok_error err;
+    if (nextok_chain_init_sampling(&fa, &p, &err) != NEXTOK_OK) return; /* invalid combination */
+    if (nextok_chain_clone(fa, &pl) != NEXTOK_OK) {
+        nextok_chain_free(fa);
+        return; /* a sampler without clone */
+    }
+    nextok_chain_set_observer(pl, observe, NULL);
+    int32_t prompt[16];
+    size_t np = pick(16);
+    for (size_t i = 0; i < np; i++) prompt[i] = (int32_t)pick(V);
+    CHECK_OK(nextok_chain_set_prompt(fa, prompt, np));
+    CHECK_OK(nextok_chain_set_prompt(pl, prompt, np));
+    enum nextok_dtype dt = (enum nextok_dtype)pick(3);
+    char what[160];
+    for (int step = 0; step < 4; step++) {
+        make_row(rk, V, row);
+        const void *r = as_dtype(row, V, dt, half);
+        snprintf(what, sizeof what, "iter %d V %zu prof %d dt %d row %d step %d", iter, V, (int)prof,
+                 (int)dt, (int)rk, step);
+        int32_t tok;
+        if (!compare_step(fa, pl, r, dt, V, o1, o2, &tok, what)) break;
+        if (tok < 0) tok = (int32_t)pick(V);
+        CHECK_OK(nextok_chain_accept(fa, tok));
+        CHECK_OK(nextok_chain_accept(pl, tok));
+    }
+    nextok_chain_free(fa);
+    nextok_chain_free(pl);
+}
+
+static int scale(void)
+{
+    const char *s = getenv("NEXTOK_TEST_SCALE");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    const int dflt = 30; /* sanitizer builds: fewer configurations */
+#else
+    const int dflt = 100;
+#endif
+    int v = s ? atoi(s) : dflt;
+    return v > 0 ? v : 1;
+}
+
+TEST(test_fused_random_configs)
+{
+    int n = 6 * scale();
+    for (int i = 0; i < n; i++) one_config(i);
+    printf("  %d calls, %d fused\n", g_total_calls, g_fused_calls);
+    CHECK(g_fused_calls > g_total_calls / 3);
+}
+
+/* Hand-built chains: each fusable first stage, every tie mode, tiny rows. */
+static void run_chain_pair(struct nextok_sampler **ss, size_t n, size_t V, enum row_kind rk,
+                           enum nextok_dtype dt)
+{
+    static float row[20000];
+    static uint16_t half[20000];
+    static struct nextok_token_data o1[20000], o2[20000];
+    struct nextok_chain_params cp = nextok_chain_default_params();
+    cp.n_vocab = (int32_t)V;
+    struct nextok_chain *fa = NULL, *pl = NULL;
+    CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+    for (size_t i = 0; i < n; i++) CHECK_OK(nextok_chain_add(fa, ss[i]));
+    CHECK_OK(nextok_chain_clone(fa, &pl));
+    nextok_chain_set_observer(pl, observe, NULL);
+    make_row(rk, V, row);
+    const void *r = as_dtype(row, V, dt, half);
+    int32_t tok;
+    char what[64];
+    snprintf(what, sizeof what, "manual V %zu row %d dt %d", V, (int)rk, (int)dt);
+    for (uint64_t st = 0; st < 3; st++) {
+        nextok_chain_set_step(fa, st);
+        nextok_chain_set_step(pl, st);
+        compare_step(fa, pl, r, dt, V, o1, o2, &tok, what);
+    }
+    nextok_chain_free(fa);
+    nextok_chain_free(pl);
+}
+
+TEST(test_fused_manual_chains)
+{
+    for (int rep = 0; rep < scale() / 4 + 1; rep++)
+        for (int rk = 0; rk < R_COUNT; rk++)
+            for (int dt = 0; dt < 3; dt++) {
+                size_t V = (size_t)(int[]){5, 64, 999, 20000}[pick(4)];
+                struct nextok_sampler *s[4] = {0};
+                int which = (int)pick(6);
+                float t = temps[pick(5)];
+                CHECK_OK(nextok_sampler_init_temp(&s[0], t, NULL));
+                if (which == 0) CHECK_OK(nextok_sampler_init_top_k(&s[1], 1 + (int)pick(50), (enum nextok_ties)pick(2), NULL));
+                if (which == 1) CHECK_OK(nextok_sampler_init_min_p(&s[1], 0.1f, pick(8), NULL));
+                if (which == 2) CHECK_OK(nextok_sampler_init_top_n_sigma(&s[1], 1.0f, NULL));
+                if (which == 3) CHECK_OK(nextok_sampler_init_top_p(&s[1], 0.9f, (enum nextok_ties)pick(2), 1, NULL));
+                if (which == 4) CHECK_OK(nextok_sampler_init_typical(&s[1], 0.9f, 1, NULL));
+                if (which == 5) CHECK_OK(nextok_sampler_init_greedy(&s[1], NULL));
+                if (pick(2)) CHECK_OK(nextok_sampler_init_gumbel(&s[2], 7, NULL));
+                else CHECK_OK(nextok_sampler_init_dist(&s[2], 7, NULL));
+                run_chain_pair(s, 3, V, (enum row_kind)rk, (enum nextok_dtype)dt);
+            }
+}
+
+/* The fused path actually runs on the standard profiles. */
+TEST(test_fused_is_used)
+{
+    static float row[32000];
+    for (int prof = 0; prof < 3; prof++) {
+        struct nextok_sampling_params p = nextok_sampling_default_params((enum nextok_profile)prof);
+        p.n_vocab = 32000;
+        p.seed = 5;
+        p.temperature = 0.8f;
+        p.top_k = 40;
+        p.top_p = 0.95f;
+        p.min_p = 0.05f;
+        p.repeat_penalty = 1.1f;
+        struct nextok_chain *c = NULL;
+        CHECK_OK(nextok_chain_init_sampling(&c, &p, NULL));
+        make_row(R_PEAKED, 32000, row);
+        int32_t tok;
+        CHECK_OK(nextok_chain_sample(c, row, NEXTOK_DTYPE_F32, &tok));
+        CHECK_MSG(nextok_chain_last_fused(c), "profile %d not fused", prof);
+        nextok_chain_free(c);
+    }
+}
+
+int main(void)
+{
+    RUN(test_fused_random_configs);
+    RUN(test_fused_manual_chains);
+    RUN(test_fused_is_used);
+    return harness_done();
+}
