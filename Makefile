@@ -15,7 +15,7 @@ build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/nextok explain --logits examples/logits-example.npy --vocab examples/vocab-example.json
+	./$(BUILD)/nextok explain --logits examples/logits-example.npy --vocab examples/gpt2-tokenizer.json --temp 0.8 --top-k 40 --top-p 0.9 --seed 42
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -129,11 +129,10 @@ int cli_parse_ids(const char *cmd, const char *flag, const char *s, int32_t **id
 /* Sampling flags: llama.cpp names, filling struct nextok_sampling_params    */
 /* ------------------------------------------------------------------------ */
 
-/* One numeric sampling flag from the table in args.c (opaque to commands). */
+/* The value of one numeric sampling flag of the table in args.c. */
 union cli_num {
     float f;
     long long i;
-    uint64_t u;
 };
 
 #define CLI_MAX_NUM_FLAGS 40
@@ -145,6 +144,8 @@ union cli_num {
  */
 struct cli_sampling {
     enum nextok_profile profile;      /* --profile (default vllm)               */
+    bool seed_set;                    /* --seed S (-1: NEXTOK_DEFAULT_SEED)      */
+    uint64_t seed;
     bool num_set[CLI_MAX_NUM_FLAGS];  /* numeric flags given (see args.c table)  */
     union cli_num num[CLI_MAX_NUM_FLAGS];
     bool ties_set;                    /* --top-k-ties keep|exact                 */
@@ -244,8 +245,40 @@ int cli_chain_fail(const char *cmd, struct nextok_chain *chain, nextok_status st
                    const struct cli_logits *l, size_t row);
 
 /* ------------------------------------------------------------------------ */
+/* Token text (--vocab FILE)                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A vocabulary for showing token text next to ids (the library's struct
+ * nextok_vocab, loaded with nextok_vocab_load_file: GGUF, HF tokenizer.json or
+ * tiktoken, by content). cli_vocab_open() with a NULL path gives an empty
+ * vocabulary (no text). Errors (unreadable or malformed file, logits shorter
+ * than the vocabulary) print one line and return CLI_EXIT_USAGE; a file this
+ * build cannot read (NEXTOK_ERR_UNSUPPORTED) prints a note and gives no text.
+ * Logits longer than the vocabulary are fine (padded output layers).
+ */
+struct cli_vocab {
+    const char *path; /* NULL: none given */
+    struct nextok_vocab *impl; /* NULL when there is no text */
+};
+
+int cli_vocab_open(const char *cmd, const char *path, size_t n_vocab, struct cli_vocab *v);
+/* The bytes token id adds to decoded text (nextok_vocab_token_bytes), as
+ * NUL-terminated UTF-8 (invalid bytes written as the 4 characters \xNN),
+ * truncated to fit cap. False (and "") when there is no text for id. */
+bool cli_vocab_text(const struct cli_vocab *v, int32_t id, char *buf, size_t cap);
+/* The raw bytes (nextok_vocab_token_bytes: may be invalid UTF-8 alone, not
+ * NUL-terminated), or NULL when there is no text for id. */
+const char *cli_vocab_bytes(const struct cli_vocab *v, int32_t id, size_t *len);
+void cli_vocab_close(struct cli_vocab *v);
+
+/* ------------------------------------------------------------------------ */
 /* Output helpers                                                            */
 /* ------------------------------------------------------------------------ */
+
+/* Length of the valid UTF-8 character at s[0..len), 0 if s starts with an
+ * invalid or incomplete sequence (or len is 0). */
+size_t cli_utf8_len(const unsigned char *s, size_t len);
 
 /* Write s as a JSON string literal (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s, size_t n);
