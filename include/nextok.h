@@ -195,7 +195,8 @@ NEXTOK_API void nextok_philox4x32_10(const uint32_t counter[4], const uint32_t k
 NEXTOK_API double nextok_rng_uniform(uint64_t seed, uint64_t step, uint32_t purpose,
                                      uint32_t index);
 
-/* Uniform double in the open interval (0, 1): (k + 0.5) * 2^-53 for the same k. */
+/* Uniform double in the open interval (0, 1): ((k >> 1) + 0.5) * 2^-52 for the
+ * same 53-bit k (exact, so never 0 or 1). */
 NEXTOK_API double nextok_rng_uniform_open(uint64_t seed, uint64_t step, uint32_t purpose,
                                           uint32_t index);
 
@@ -1095,8 +1096,9 @@ NEXTOK_API const char *nextok_stop_string(const struct nextok_stop *s, size_t i,
 struct nextok_session;
 
 struct nextok_session_params {
-    /* Required. n_vocab is the logits row length. Its min_tokens and eog_ids
-     * are replaced by the session's (below); arrays are borrowed during init. */
+    /* Required. n_vocab is the logits row length. The session's min-tokens
+     * stage suppresses the stop params' end ids and stop ids plus these
+     * eog_ids; arrays are borrowed during init. */
     const struct nextok_sampling_params *sampling;
     /* NULL: no stop strings etc. With eog_ids NULL and n_eog 0 the vocabulary's
      * end-of-generation ids are used. min_tokens <= 0 takes the sampling
@@ -1131,7 +1133,8 @@ struct nextok_step_result {
     int32_t which;               /* as nextok_stop_result.which                  */
     float   logprob;             /* logprobs on: the token's; else NAN           */
     int32_t rank;                /* 1-based; 0 when not in the distribution      */
-    const struct nextok_top_logprob *top; /* top_logprobs entries, best first     */
+    /* top_logprobs entries, best first; owned by the session like text. */
+    const struct nextok_top_logprob *top;
     size_t  n_top;
 };
 

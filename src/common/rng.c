@@ -59,7 +59,10 @@ double nextok_rng_uniform(uint64_t seed, uint64_t step, uint32_t purpose, uint32
 
 double nextok_rng_uniform_open(uint64_t seed, uint64_t step, uint32_t purpose, uint32_t index)
 {
-    return ((double)draw53(seed, step, purpose, index) + 0.5) * 0x1p-53;
+    /* 52 bits so that (k + 0.5) * 2^-52 is exact: the largest value is
+     * 1 - 2^-53 < 1 and the smallest 2^-53 > 0 (with 53 bits the top value
+     * would round to exactly 1.0). */
+    return ((double)(draw53(seed, step, purpose, index) >> 1) + 0.5) * 0x1p-52;
 }
 
 uint64_t nextok__seed_from_os(void)

@@ -212,6 +212,25 @@ static nextok_status add_penalties(struct nextok_chain *c, const struct nextok_s
     return add(c, nextok_sampler_init_penalties(&s, &pp, err), &s, "penalties", err);
 }
 
+/* Name the nextok_sampling_params field in a DRY constructor message
+ * ("base: ..." -> "dry_base: ...", "last_n: ..." -> "dry_penalty_last_n: ..."). */
+static nextok_status dry_error(nextok_status rc, const struct nextok_error *inner,
+                               struct nextok_error *err)
+{
+    static const struct {
+        const char *ctor, *field;
+    } names[] = {{"multiplier", "dry_multiplier"}, {"base", "dry_base"},
+                 {"allowed_length", "dry_allowed_length"}, {"last_n", "dry_penalty_last_n"},
+                 {"breaker_ids", "dry_breaker_ids"}, {"breaker_off", "dry_breaker_off"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t len = strlen(names[i].ctor);
+        if (strncmp(inner->msg, names[i].ctor, len) == 0 &&
+            (inner->msg[len] == ':' || inner->msg[len] == '['))
+            return nextok__err(err, rc, "%s%s", names[i].field, inner->msg + len);
+    }
+    return nextok__err(err, rc, "dry: %s", inner->msg);
+}
+
 static nextok_status add_dry(struct nextok_chain *c, const struct nextok_sampling_params *p,
                              struct nextok_error *err)
 {
@@ -225,7 +244,10 @@ static nextok_status add_dry(struct nextok_chain *c, const struct nextok_samplin
     dp.breaker_off = p->dry_breaker_off;
     dp.n_breakers = p->dry_n_breakers;
     struct nextok_sampler *s = NULL;
-    return add(c, nextok_sampler_init_dry(&s, &dp, err), &s, "dry", err);
+    struct nextok_error inner = {NEXTOK_OK, ""};
+    nextok_status rc = nextok_sampler_init_dry(&s, &dp, &inner);
+    if (rc != NEXTOK_OK) return dry_error(rc, &inner, err);
+    return add(c, rc, &s, "dry", err);
 }
 
 static nextok_status add_temperature(struct nextok_chain *c, const struct nextok_sampling_params *p,
