@@ -368,8 +368,9 @@ static int observe(struct explain_opts *o, struct explain_run *x,
     size_t row = (size_t)o->in.row;
     struct nextok_token_data_array in;
     nextok_status st = input_set(&x->lg, row, p->nan_policy, &in);
-    if (st == NEXTOK_OK) {
-        struct stage_row *r0 = next_row(&x->e);
+    struct stage_row *r0 = st == NEXTOK_OK ? next_row(&x->e) : NULL;
+    if (st == NEXTOK_OK && !r0) x->e.failed = true;
+    if (r0) {
         snprintf(r0->name, sizeof r0->name, "input");
         r0->before = r0->after = in.size;
         r0->removed = 0.0;
