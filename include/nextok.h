@@ -718,8 +718,9 @@ enum nextok_vocab_special {
     NEXTOK_VOCAB_SPECIAL_COUNT = 6,
 };
 
-/* Load by content: "GGUF" magic -> GGUF; a directory or text starting with '{'
- * -> HF tokenizer.json (a directory means its tokenizer.json); otherwise a
+/* Load by content: "GGUF" magic -> GGUF; a directory, a name ending in .json
+ * or text starting with '{' -> HF tokenizer.json (a directory means its
+ * tokenizer.json); otherwise a
  * tiktoken ranks file, with the special tokens of OpenAI's published encodings
  * when the file name is one of r50k_base, p50k_base, cl100k_base, o200k_base
  * (.tiktoken), and none otherwise. */
@@ -790,8 +791,9 @@ NEXTOK_API const char *nextok_vocab_token_text(const struct nextok_vocab *v, int
                                                size_t *len);
 /* The bytes the token contributes to decoded text when it is not the first
  * token (" world" for "Ġworld" and "▁world", "\n" for "<0x0A>", "ing" for
- * WordPiece "##ing"); special tokens give their text. May be invalid UTF-8
- * alone. Not NUL-terminated; points into v; NULL for an id out of range. */
+ * WordPiece "##ing"). Added and special tokens go through the same decoder,
+ * which leaves the usual ones ("<|eot_id|>") as they are. May be invalid
+ * UTF-8 alone. Not NUL-terminated; points into v; NULL for an id out of range. */
 NEXTOK_API const char *nextok_vocab_token_bytes(const struct nextok_vocab *v, int32_t id,
                                                 size_t *len);
 /* SentencePiece / Unigram score; 0 where the file has none or id is out of range. */

@@ -1,0 +1,299 @@
+/* JSON pull scanner (see jscan.h for why it exists). */
+#include "jscan.h"
+
+#include <stdlib.h>
+
+static bool fail(struct nextok__js *s, const char *at, const char *what)
+{
+    if (strcmp(what, "out of memory") == 0) s->nomem = true;
+    if (!s->err_what) {
+        s->err_at = at;
+        s->err_what = what;
+    }
+    return false;
+}
+
+void nextok__js_init(struct nextok__js *s, const char *data, size_t size)
+{
+    s->base = s->p = data;
+    s->end = data + size;
+    s->depth = 0;
+    s->err_at = NULL;
+    s->err_what = NULL;
+    s->nomem = false;
+}
+
+static void ws(struct nextok__js *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+        s->p++;
+}
+
+int nextok__js_peek(struct nextok__js *s)
+{
+    ws(s);
+    return s->p < s->end ? (unsigned char)*s->p : -1;
+}
+
+size_t nextok__js_offset(const struct nextok__js *s)
+{
+    return (size_t)((s->err_what ? s->err_at : s->p) - s->base);
+}
+
+bool nextok__js_at_end(struct nextok__js *s)
+{
+    ws(s);
+    return s->p == s->end || fail(s, s->p, "unexpected data after the JSON value");
+}
+
+static int hex4(const char *p)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = (c >= '0' && c <= '9') ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static size_t put_utf8(uint32_t cp, char *o)
+{
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* \uXXXX at s->p (after the backslash and 'u'), with a surrogate pair. */
+static bool unicode_escape(struct nextok__js *s, char *o, size_t *n)
+{
+    const char *at = s->p - 2;
+    int hi = s->end - s->p >= 4 ? hex4(s->p) : -1;
+    if (hi < 0) return fail(s, at, "bad \\u escape");
+    s->p += 4;
+    uint32_t cp = (uint32_t)hi;
+    if (hi >= 0xDC00 && hi <= 0xDFFF) return fail(s, at, "lone low surrogate in \\u escape");
+    if (hi >= 0xD800 && hi <= 0xDBFF) {
+        int lo = s->end - s->p >= 6 && s->p[0] == '\\' && s->p[1] == 'u' ? hex4(s->p + 2) : -1;
+        if (lo < 0xDC00 || lo > 0xDFFF) return fail(s, at, "lone high surrogate in \\u escape");
+        s->p += 6;
+        cp = 0x10000 + (((uint32_t)hi - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
+    }
+    *n = put_utf8(cp, o);
+    return true;
+}
+
+static bool escape(struct nextok__js *s, struct nextok__buf *out)
+{
+    if (s->p >= s->end) return fail(s, s->p - 1, "unterminated string");
+    char c = *s->p++;
+    char o[4];
+    size_t n = 1;
+    switch (c) {
+    case '"': case '\\': case '/': o[0] = c; break;
+    case 'b': o[0] = '\b'; break;
+    case 'f': o[0] = '\f'; break;
+    case 'n': o[0] = '\n'; break;
+    case 'r': o[0] = '\r'; break;
+    case 't': o[0] = '\t'; break;
+    case 'u':
+        if (!unicode_escape(s, o, &n)) return false;
+        break;
+    default:
+        return fail(s, s->p - 2, "bad escape in string");
+    }
+    return !out || nextok__buf_append(out, o, n) == NEXTOK_OK || fail(s, s->p, "out of memory");
+}
+
+/* Plain bytes up to the next quote, backslash or control character. */
+static const char *plain_run(const char *p, const char *end)
+{
+    while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) p++;
+    return p;
+}
+
+bool nextok__js_string(struct nextok__js *s, struct nextok__buf *out)
+{
+    ws(s);
+    if (s->p >= s->end || *s->p != '"') return fail(s, s->p, "expected a string");
+    const char *start = s->p++;
+    for (;;) {
+        const char *q = plain_run(s->p, s->end);
+        if (out && q > s->p && nextok__buf_append(out, s->p, (size_t)(q - s->p)) != NEXTOK_OK)
+            return fail(s, q, "out of memory");
+        s->p = q;
+        if (q >= s->end) return fail(s, start, "unterminated string");
+        s->p++;
+        if (*q == '"') return true;
+        if (*q != '\\') return fail(s, q, "control character in string");
+        if (!escape(s, out)) return false;
+    }
+}
+
+static bool digits(struct nextok__js *s)
+{
+    const char *p = s->p;
+    while (s->p < s->end && *s->p >= '0' && *s->p <= '9') s->p++;
+    return s->p > p;
+}
+
+/* Validate a number's syntax; *is_int tells whether it has no fraction/exponent. */
+static bool number_span(struct nextok__js *s, bool *is_int)
+{
+    const char *start = s->p;
+    if (s->p < s->end && *s->p == '-') s->p++;
+    if (s->p < s->end && *s->p == '0') s->p++;
+    else if (!digits(s)) return fail(s, start, "bad number");
+    *is_int = true;
+    if (s->p < s->end && *s->p == '.') {
+        s->p++;
+        *is_int = false;
+        if (!digits(s)) return fail(s, start, "bad number");
+    }
+    if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+        s->p++;
+        *is_int = false;
+        if (s->p < s->end && (*s->p == '+' || *s->p == '-')) s->p++;
+        if (!digits(s)) return fail(s, start, "bad number");
+    }
+    return true;
+}
+
+bool nextok__js_int(struct nextok__js *s, int64_t *v)
+{
+    ws(s);
+    const char *start = s->p;
+    bool is_int;
+    if (!number_span(s, &is_int)) return false;
+    if (!is_int) return fail(s, start, "expected an integer");
+    bool neg = *start == '-';
+    if (s->p - start - neg > 18) return fail(s, start, "integer out of range");
+    int64_t x = 0;
+    for (const char *p = start + neg; p < s->p; p++) x = x * 10 + (*p - '0');
+    *v = neg ? -x : x;
+    return true;
+}
+
+bool nextok__js_number(struct nextok__js *s, double *v)
+{
+    ws(s);
+    const char *start = s->p;
+    bool is_int;
+    if (!number_span(s, &is_int)) return false;
+    char tmp[64];
+    size_t len = (size_t)(s->p - start);
+    if (len >= sizeof tmp) return fail(s, start, "number too long");
+    memcpy(tmp, start, len);
+    tmp[len] = '\0';
+    *v = strtod(tmp, NULL);
+    return true;
+}
+
+static bool literal(struct nextok__js *s, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
+        return fail(s, s->p, "unexpected character");
+    s->p += n;
+    return true;
+}
+
+bool nextok__js_enter(struct nextok__js *s, char open)
+{
+    ws(s);
+    if (s->p >= s->end || *s->p != open)
+        return fail(s, s->p, open == '{' ? "expected an object" : "expected an array");
+    if (s->depth >= NEXTOK__JS_MAX_DEPTH) return fail(s, s->p, "nesting too deep");
+    s->p++;
+    s->depth++;
+    return true;
+}
+
+/* Before an element: the closing bracket (done), or ',' unless first. */
+static int next_item(struct nextok__js *s, bool *first, char close)
+{
+    ws(s);
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        s->depth--;
+        return 0;
+    }
+    if (!*first) {
+        if (s->p >= s->end || *s->p != ',') {
+            fail(s, s->p, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+            return -1;
+        }
+        s->p++;
+    }
+    *first = false;
+    return 1;
+}
+
+int nextok__js_member(struct nextok__js *s, bool *first, struct nextok__buf *key)
+{
+    int r = next_item(s, first, '}');
+    if (r != 1) return r;
+    if (!nextok__js_string(s, key)) return -1;
+    ws(s);
+    if (s->p >= s->end || *s->p != ':') {
+        fail(s, s->p, "expected ':'");
+        return -1;
+    }
+    s->p++;
+    return 1;
+}
+
+int nextok__js_element(struct nextok__js *s, bool *first)
+{
+    return next_item(s, first, ']');
+}
+
+static bool skip_container(struct nextok__js *s, char open)
+{
+    if (!nextok__js_enter(s, open)) return false;
+    bool first = true;
+    int r;
+    if (open == '{') {
+        while ((r = nextok__js_member(s, &first, NULL)) == 1)
+            if (!nextok__js_skip(s)) return false;
+    } else {
+        while ((r = nextok__js_element(s, &first)) == 1)
+            if (!nextok__js_skip(s)) return false;
+    }
+    return r == 0;
+}
+
+bool nextok__js_skip(struct nextok__js *s)
+{
+    int c = nextok__js_peek(s);
+    bool is_int;
+    switch (c) {
+    case '"': return nextok__js_string(s, NULL);
+    case '{': return skip_container(s, '{');
+    case '[': return skip_container(s, '[');
+    case 't': return literal(s, "true");
+    case 'f': return literal(s, "false");
+    case 'n': return literal(s, "null");
+    case -1: return fail(s, s->p, "unexpected end of data");
+    default:
+        if (c != '-' && (c < '0' || c > '9')) return fail(s, s->p, "unexpected character");
+        return number_span(s, &is_int);
+    }
+}

@@ -1,0 +1,535 @@
+/* The vocabulary object: building (shared by the loaders), queries, free. */
+#include "vocab_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+/* ---- growable buffer ----------------------------------------------------- */
+
+nextok_status nextok__buf_grow(struct nextok__buf *b, size_t extra)
+{
+    if (extra > SIZE_MAX / 2 - b->len) return NEXTOK_ERR_NOMEM;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap - b->len < extra) cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) return NEXTOK_ERR_NOMEM;
+    b->data = p;
+    b->cap = cap;
+    return NEXTOK_OK;
+}
+
+void nextok__buf_free(struct nextok__buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+void nextok__quote(char *dst, size_t cap, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 5 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+            dst[n++] = (char)c;
+            continue;
+        }
+        dst[n++] = '\\';
+        dst[n++] = 'x';
+        dst[n++] = hex[c >> 4];
+        dst[n++] = hex[c & 15];
+    }
+    if (cap) dst[n < cap ? n : cap - 1] = '\0';
+}
+
+nextok_status nextok__read_file(const char *path, char **data, size_t *size, struct nextok_error *err)
+{
+    *data = NULL;
+    *size = 0;
+    struct stat st;
+    NEXTOK_RETURN_IF(stat(path, &st) != 0, err, NEXTOK_ERR_IO, "%s: %s", path, strerror(errno));
+    NEXTOK_RETURN_IF(!S_ISREG(st.st_mode), err, NEXTOK_ERR_IO, "%s: not a regular file", path);
+    FILE *f = fopen(path, "rb");
+    NEXTOK_RETURN_IF(!f, err, NEXTOK_ERR_IO, "%s: %s", path, strerror(errno));
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        fclose(f);
+        return nextok__err(err, NEXTOK_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, n);
+    }
+    size_t got = fread(buf, 1, n, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || got != n) {
+        free(buf);
+        return nextok__err(err, NEXTOK_ERR_IO, "%s: read %zu of %zu bytes", path, got, n);
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *size = n;
+    return NEXTOK_OK;
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+nextok_status nextok__vocab_new(struct nextok_vocab **out, struct nextok_error *err)
+{
+    struct nextok_vocab *v = calloc(1, sizeof *v);
+    NEXTOK_RETURN_IF(!v, err, NEXTOK_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < NEXTOK_VOCAB_SPECIAL_COUNT; k++) v->special[k] = -1;
+    /* A non-NULL arena from the start: empty texts point into it too. */
+    if (nextok__buf_reserve(&v->arena, 1 << 16) != NEXTOK_OK) {
+        free(v);
+        return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory");
+    }
+    *out = v;
+    return NEXTOK_OK;
+}
+
+nextok_status nextok__vocab_alloc_tokens(struct nextok_vocab *v, int32_t n, struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(n <= 0 || n > NEXTOK__VOCAB_MAX_TOKENS, err, NEXTOK_ERR_FORMAT,
+                     "%ld tokens: must be in [1, %d]", (long)n, NEXTOK__VOCAB_MAX_TOKENS);
+    v->toks = calloc((size_t)n, sizeof *v->toks);
+    NEXTOK_RETURN_IF(!v->toks, err, NEXTOK_ERR_NOMEM, "out of memory for %ld tokens", (long)n);
+    v->n_tokens = n;
+    for (int32_t i = 0; i < n; i++) {
+        v->toks[i].type = NEXTOK_TOKEN_TYPE_UNUSED;
+        v->toks[i].attrs = NEXTOK_TOKEN_ATTR_ABSENT;
+    }
+    return NEXTOK_OK;
+}
+
+nextok_status nextok__arena_add(struct nextok_vocab *v, const char *s, size_t len, uint32_t *off,
+                                struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(len > NEXTOK__ARENA_MAX - v->arena.len, err, NEXTOK_ERR_FORMAT,
+                     "vocabulary text exceeds %zu bytes", NEXTOK__ARENA_MAX);
+    *off = (uint32_t)v->arena.len;
+    nextok_status rc = nextok__buf_append(&v->arena, s, len);
+    NEXTOK_RETURN_IF(rc != NEXTOK_OK, err, rc, "out of memory for vocabulary text");
+    return NEXTOK_OK;
+}
+
+nextok_status nextok__vocab_set_text(struct nextok_vocab *v, int32_t id, const char *text, size_t len,
+                                     struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(len > NEXTOK__TOKEN_MAX_BYTES, err, NEXTOK_ERR_FORMAT,
+                     "token %ld: %zu bytes long (at most %d)", (long)id, len,
+                     NEXTOK__TOKEN_MAX_BYTES);
+    struct nextok__tok *t = &v->toks[id];
+    NEXTOK_FORWARD(nextok__arena_add(v, text, len, &t->text_off, err));
+    t->text_len = (uint32_t)len;
+    t->attrs &= (uint8_t)~NEXTOK_TOKEN_ATTR_ABSENT;
+    if (t->type == NEXTOK_TOKEN_TYPE_UNUSED) t->type = NEXTOK_TOKEN_TYPE_NORMAL;
+    return NEXTOK_OK;
+}
+
+nextok_status nextok__vocab_add_merge(struct nextok_vocab *v, uint32_t off, uint32_t left_len,
+                                      uint32_t right_len, struct nextok_error *err)
+{
+    if (v->n_merges % 1024 == 0) {
+        NEXTOK_RETURN_IF(v->n_merges >= (size_t)NEXTOK__VOCAB_MAX_TOKENS * 4, err, NEXTOK_ERR_FORMAT,
+                         "more than %d merges", NEXTOK__VOCAB_MAX_TOKENS * 4);
+        uint32_t *m = realloc(v->merges, (v->n_merges + 1024) * 3 * sizeof *m);
+        NEXTOK_RETURN_IF(!m, err, NEXTOK_ERR_NOMEM, "out of memory for merges");
+        v->merges = m;
+    }
+    uint32_t *m = v->merges + 3 * v->n_merges++;
+    m[0] = off;
+    m[1] = left_len;
+    m[2] = right_len;
+    return NEXTOK_OK;
+}
+
+nextok_status nextok__vocab_add_merge_str(struct nextok_vocab *v, const char *s, size_t len,
+                                          struct nextok_error *err)
+{
+    /* Like llama.cpp and HF: split at the first space that is not the first
+     * character, so that each side is non-empty. */
+    const char *sp = len > 1 ? memchr(s + 1, ' ', len - 1) : NULL;
+    NEXTOK_RETURN_IF(!sp || sp + 1 == s + len, err, NEXTOK_ERR_FORMAT,
+                     "a merge must be \"left right\"");
+    size_t l = (size_t)(sp - s), r = len - l - 1;
+    uint32_t off = 0, off2 = 0;
+    NEXTOK_FORWARD(nextok__arena_add(v, s, l, &off, err));
+    NEXTOK_FORWARD(nextok__arena_add(v, sp + 1, r, &off2, err));
+    return nextok__vocab_add_merge(v, off, (uint32_t)l, (uint32_t)r, err);
+}
+
+/* ---- hash: text -> lowest id --------------------------------------------- */
+
+static uint32_t text_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+static bool text_eq(const struct nextok_vocab *v, int32_t id, const char *s, size_t len)
+{
+    const struct nextok__tok *t = &v->toks[id];
+    return t->text_len == len && memcmp(v->arena.data + t->text_off, s, len) == 0;
+}
+
+nextok_status nextok__vocab_build_hash(struct nextok_vocab *v, struct nextok_error *err)
+{
+    size_t cap = 16;
+    while (cap < (size_t)v->n_tokens * 2) cap *= 2;
+    free(v->hash);
+    v->hash = malloc(cap * sizeof *v->hash);
+    NEXTOK_RETURN_IF(!v->hash, err, NEXTOK_ERR_NOMEM, "out of memory for the token index");
+    memset(v->hash, 0xFF, cap * sizeof *v->hash);
+    v->hash_mask = (uint32_t)(cap - 1);
+    for (int32_t id = 0; id < v->n_tokens; id++) {
+        const struct nextok__tok *t = &v->toks[id];
+        if (t->attrs & NEXTOK_TOKEN_ATTR_ABSENT) continue;
+        const char *s = v->arena.data + t->text_off;
+        uint32_t h = text_hash(s, t->text_len) & v->hash_mask;
+        while (v->hash[h] >= 0 && !text_eq(v, v->hash[h], s, t->text_len))
+            h = (h + 1) & v->hash_mask;
+        if (v->hash[h] < 0) v->hash[h] = id; /* ids ascend: the first one stays */
+    }
+    return NEXTOK_OK;
+}
+
+int32_t nextok__vocab_lookup(const struct nextok_vocab *v, const char *text, size_t len)
+{
+    if (!v->hash) return -1;
+    uint32_t h = text_hash(text, len) & v->hash_mask;
+    for (; v->hash[h] >= 0; h = (h + 1) & v->hash_mask) {
+        if (text_eq(v, v->hash[h], text, len)) return v->hash[h];
+    }
+    return -1;
+}
+
+/* ---- pieces -------------------------------------------------------------- */
+
+/* Store s as a piece: reuse the text or an earlier piece when equal. */
+static nextok_status store_piece(struct nextok_vocab *v, const struct nextok__buf *s,
+                                 uint32_t same_off, uint32_t same_len, uint32_t *off,
+                                 uint32_t *len, struct nextok_error *err)
+{
+    if (s->len == same_len && memcmp(s->data, v->arena.data + same_off, s->len) == 0) {
+        *off = same_off;
+        *len = same_len;
+        return NEXTOK_OK;
+    }
+    *len = (uint32_t)s->len;
+    return nextok__arena_add(v, s->data, s->len, off, err);
+}
+
+static nextok_status token_pieces(struct nextok_vocab *v, int32_t id, const struct nextok__decoder *dec,
+                                  bool first_matters, struct nextok__buf *b, struct nextok__buf *tmp,
+                                  struct nextok__buf *text, struct nextok_error *err)
+{
+    struct nextok__tok *t = &v->toks[id];
+    /* Copy the text out: the arena may move while pieces are appended. */
+    text->len = 0;
+    NEXTOK_FORWARD(nextok__buf_append(text, v->arena.data + t->text_off, t->text_len));
+    NEXTOK_FORWARD(nextok__dec_apply(dec, text->data, text->len, false, b, tmp, err));
+    NEXTOK_FORWARD(store_piece(v, b, t->text_off, t->text_len, &t->piece_off, &t->piece_len, err));
+    t->first_off = t->piece_off;
+    t->first_len = t->piece_len;
+    if (first_matters) {
+        NEXTOK_FORWARD(nextok__dec_apply(dec, text->data, text->len, true, b, tmp, err));
+        NEXTOK_FORWARD(store_piece(v, b, t->piece_off, t->piece_len, &t->first_off, &t->first_len, err));
+    }
+    uint32_t m = t->text_len > t->piece_len ? t->text_len : t->piece_len;
+    if (t->first_len > m) m = t->first_len;
+    if (m > v->max_piece) v->max_piece = m;
+    return NEXTOK_OK;
+}
+
+static nextok_status all_pieces(struct nextok_vocab *v, const struct nextok__decoder *dec,
+                                struct nextok_error *err)
+{
+    struct nextok__buf b = {0}, tmp = {0}, text = {0};
+    bool first_matters = nextok__dec_first_matters(dec);
+    nextok_status rc = NEXTOK_OK;
+    for (int32_t id = 0; id < v->n_tokens && rc == NEXTOK_OK; id++) {
+        if (v->toks[id].attrs & NEXTOK_TOKEN_ATTR_ABSENT) continue;
+        rc = token_pieces(v, id, dec, first_matters, &b, &tmp, &text, err);
+    }
+    nextok__buf_free(&b);
+    nextok__buf_free(&tmp);
+    nextok__buf_free(&text);
+    if (rc == NEXTOK_ERR_NOMEM) return nextok__err(err, rc, "out of memory decoding tokens");
+    return rc;
+}
+
+/* ---- special ids and the end-of-generation set --------------------------- */
+
+/* Names used when the file leaves a role unset (llama.cpp does the same for
+ * eot/eom; tokenizer.json has no roles at all without its config files). */
+static const char *const role_names[NEXTOK_VOCAB_SPECIAL_COUNT][8] = {
+    [NEXTOK_VOCAB_BOS] = {"<s>", "<|begin_of_text|>", "<bos>", "<|startoftext|>", NULL},
+    [NEXTOK_VOCAB_EOS] = {"</s>", "<|endoftext|>", "<|end_of_text|>", "<eos>", NULL},
+    [NEXTOK_VOCAB_EOT] = {"<|eot_id|>", "<|im_end|>", "<end_of_turn>", "<|end|>", "<|end_of_turn|>",
+                          "<EOT>", NULL},
+    [NEXTOK_VOCAB_EOM] = {"<|eom_id|>", NULL},
+    [NEXTOK_VOCAB_PAD] = {"<pad>", "<|pad|>", "[PAD]", NULL},
+    [NEXTOK_VOCAB_UNK] = {"<unk>", "[UNK]", NULL},
+};
+
+static int32_t find_special(const struct nextok_vocab *v, const char *name)
+{
+    int32_t id = nextok__vocab_lookup(v, name, strlen(name));
+    if (id < 0 || !(v->toks[id].attrs & NEXTOK_TOKEN_ATTR_SPECIAL)) return -1;
+    return id;
+}
+
+static void guess_roles(struct nextok_vocab *v)
+{
+    for (int k = 0; k < NEXTOK_VOCAB_SPECIAL_COUNT; k++) {
+        if ((v->special_given >> k) & 1u) continue;
+        for (int j = 0; role_names[k][j] && v->special[k] < 0; j++)
+            v->special[k] = find_special(v, role_names[k][j]);
+    }
+    if (v->special[NEXTOK_VOCAB_UNK] < 0 && !((v->special_given >> NEXTOK_VOCAB_UNK) & 1u)) {
+        for (int32_t id = 0; id < v->n_tokens && v->special[NEXTOK_VOCAB_UNK] < 0; id++)
+            if (v->toks[id].type == NEXTOK_TOKEN_TYPE_UNKNOWN) v->special[NEXTOK_VOCAB_UNK] = id;
+    }
+}
+
+static nextok_status eog_names(struct nextok_vocab *v)
+{
+    static const int roles[] = {NEXTOK_VOCAB_EOS, NEXTOK_VOCAB_EOT, NEXTOK_VOCAB_EOM};
+    for (size_t r = 0; r < 3; r++) {
+        for (int j = 0; role_names[roles[r]][j]; j++) {
+            int32_t id = find_special(v, role_names[roles[r]][j]);
+            if (id >= 0) NEXTOK_FORWARD(nextok_vocab_add_eog(v, id));
+        }
+    }
+    return NEXTOK_OK;
+}
+
+static nextok_status build_eog(struct nextok_vocab *v, const int32_t *extra, size_t n_extra,
+                               struct nextok_error *err)
+{
+    nextok_status rc = NEXTOK_OK;
+    for (size_t i = 0; i < n_extra && rc == NEXTOK_OK; i++) {
+        if (extra[i] >= 0 && extra[i] < v->n_tokens) rc = nextok_vocab_add_eog(v, extra[i]);
+    }
+    static const int roles[] = {NEXTOK_VOCAB_EOS, NEXTOK_VOCAB_EOT, NEXTOK_VOCAB_EOM};
+    for (size_t r = 0; r < 3 && rc == NEXTOK_OK; r++) {
+        if (v->special[roles[r]] >= 0) rc = nextok_vocab_add_eog(v, v->special[roles[r]]);
+    }
+    if (rc == NEXTOK_OK) rc = eog_names(v);
+    NEXTOK_RETURN_IF(rc != NEXTOK_OK, err, rc, "out of memory for the end-of-generation set");
+    return NEXTOK_OK;
+}
+
+nextok_status nextok__vocab_finish(struct nextok_vocab *v, const struct nextok__decoder *dec,
+                                   const int32_t *extra_eog, size_t n_extra_eog,
+                                   struct nextok_error *err)
+{
+    NEXTOK_FORWARD(nextok__dec_global(dec, &v->strip, err));
+    NEXTOK_FORWARD(all_pieces(v, dec, err));
+    if (!v->hash) NEXTOK_FORWARD(nextok__vocab_build_hash(v, err));
+    for (int k = 0; k < NEXTOK_VOCAB_SPECIAL_COUNT; k++) {
+        if (v->special[k] >= v->n_tokens) v->special[k] = -1;
+    }
+    guess_roles(v);
+    return build_eog(v, extra_eog, n_extra_eog, err);
+}
+
+/* ---- public: loading by content ------------------------------------------- */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* OpenAI's published special tokens for its tiktoken encodings. */
+static size_t tiktoken_known_specials(const char *path, struct nextok_special_token *sp)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = 0;
+    if (strncmp(base, "o200k_base", 10) == 0) {
+        sp[n++] = (struct nextok_special_token){"<|endoftext|>", 199999};
+        sp[n++] = (struct nextok_special_token){"<|endofprompt|>", 200018};
+    } else if (strncmp(base, "cl100k_base", 11) == 0) {
+        sp[n++] = (struct nextok_special_token){"<|endoftext|>", 100257};
+        sp[n++] = (struct nextok_special_token){"<|fim_prefix|>", 100258};
+        sp[n++] = (struct nextok_special_token){"<|fim_middle|>", 100259};
+        sp[n++] = (struct nextok_special_token){"<|fim_suffix|>", 100260};
+        sp[n++] = (struct nextok_special_token){"<|endofprompt|>", 100276};
+    } else if (strncmp(base, "r50k_base", 9) == 0 || strncmp(base, "p50k_base", 9) == 0) {
+        sp[n++] = (struct nextok_special_token){"<|endoftext|>", 50256};
+    }
+    return n;
+}
+
+nextok_status nextok_vocab_load_file(struct nextok_vocab **out, const char *path,
+                                     struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
+    *out = NULL;
+    NEXTOK_RETURN_IF(!path, err, NEXTOK_ERR_INVALID_ARG, "path: must not be NULL");
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return nextok_vocab_load_hf_json(out, path, err);
+    char head[8] = {0};
+    FILE *f = fopen(path, "rb");
+    NEXTOK_RETURN_IF(!f, err, NEXTOK_ERR_IO, "%s: %s", path, strerror(errno));
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (got >= 4 && memcmp(head, "GGUF", 4) == 0) return nextok_vocab_load_gguf(out, path, err);
+    size_t i = 0;
+    while (i < got && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
+    if ((i < got && head[i] == '{') || ends_with(path, ".json"))
+        return nextok_vocab_load_hf_json(out, path, err);
+    struct nextok_special_token sp[8];
+    size_t n_sp = tiktoken_known_specials(path, sp);
+    return nextok_vocab_load_tiktoken(out, path, sp, n_sp, err);
+}
+
+void nextok_vocab_free(struct nextok_vocab *v)
+{
+    if (!v) return;
+    free(v->toks);
+    nextok__buf_free(&v->arena);
+    free(v->merges);
+    free(v->hash);
+    free(v->eog);
+    free(v);
+}
+
+/* ---- public: queries ------------------------------------------------------ */
+
+const char *nextok_vocab_type_name(enum nextok_vocab_type type)
+{
+    switch (type) {
+    case NEXTOK_VOCAB_TYPE_SPM: return "spm";
+    case NEXTOK_VOCAB_TYPE_BPE: return "bpe";
+    case NEXTOK_VOCAB_TYPE_WPM: return "wpm";
+    case NEXTOK_VOCAB_TYPE_UGM: return "ugm";
+    case NEXTOK_VOCAB_TYPE_TIKTOKEN: return "tiktoken";
+    }
+    return "?";
+}
+
+static const struct nextok__tok *tok_at(const struct nextok_vocab *v, int32_t id)
+{
+    return v && id >= 0 && id < v->n_tokens ? &v->toks[id] : NULL;
+}
+
+int32_t nextok_vocab_n_tokens(const struct nextok_vocab *v) { return v ? v->n_tokens : 0; }
+
+enum nextok_vocab_type nextok_vocab_get_type(const struct nextok_vocab *v)
+{
+    return v ? v->type : (enum nextok_vocab_type)0;
+}
+
+enum nextok_token_type nextok_vocab_token_type(const struct nextok_vocab *v, int32_t id)
+{
+    const struct nextok__tok *t = tok_at(v, id);
+    return t ? (enum nextok_token_type)t->type : NEXTOK_TOKEN_TYPE_INVALID;
+}
+
+uint32_t nextok_vocab_token_attrs(const struct nextok_vocab *v, int32_t id)
+{
+    const struct nextok__tok *t = tok_at(v, id);
+    return t ? t->attrs : 0;
+}
+
+const char *nextok_vocab_token_text(const struct nextok_vocab *v, int32_t id, size_t *len)
+{
+    const struct nextok__tok *t = tok_at(v, id);
+    if (len) *len = t ? t->text_len : 0;
+    return t ? v->arena.data + t->text_off : NULL;
+}
+
+const char *nextok_vocab_token_bytes(const struct nextok_vocab *v, int32_t id, size_t *len)
+{
+    const struct nextok__tok *t = tok_at(v, id);
+    if (len) *len = t ? t->piece_len : 0;
+    return t ? v->arena.data + t->piece_off : NULL;
+}
+
+float nextok_vocab_token_score(const struct nextok_vocab *v, int32_t id)
+{
+    const struct nextok__tok *t = tok_at(v, id);
+    return t ? t->score : 0.0f;
+}
+
+int32_t nextok_vocab_find(const struct nextok_vocab *v, const char *text, size_t len)
+{
+    if (!v || (!text && len)) return -1;
+    return nextok__vocab_lookup(v, text ? text : "", len);
+}
+
+int32_t nextok_vocab_special_id(const struct nextok_vocab *v, enum nextok_vocab_special which)
+{
+    if (!v || (int)which < 0 || which >= NEXTOK_VOCAB_SPECIAL_COUNT) return -1;
+    return v->special[which];
+}
+
+nextok_status nextok_vocab_set_special_id(struct nextok_vocab *v, enum nextok_vocab_special which,
+                                          int32_t id)
+{
+    if (!v || (int)which < 0 || which >= NEXTOK_VOCAB_SPECIAL_COUNT) return NEXTOK_ERR_INVALID_ARG;
+    if (id < -1 || id >= v->n_tokens) return NEXTOK_ERR_TOKEN_RANGE;
+    bool ends = which == NEXTOK_VOCAB_EOS || which == NEXTOK_VOCAB_EOT || which == NEXTOK_VOCAB_EOM;
+    if (ends && id >= 0) NEXTOK_FORWARD(nextok_vocab_add_eog(v, id));
+    v->special[which] = id;
+    return NEXTOK_OK;
+}
+
+bool nextok_vocab_adds_bos(const struct nextok_vocab *v) { return v && v->add_bos; }
+bool nextok_vocab_adds_eos(const struct nextok_vocab *v) { return v && v->add_eos; }
+
+const int32_t *nextok_vocab_eog_ids(const struct nextok_vocab *v, size_t *n)
+{
+    if (n) *n = v ? v->n_eog : 0;
+    return v ? v->eog : NULL;
+}
+
+bool nextok_vocab_is_eog(const struct nextok_vocab *v, int32_t id)
+{
+    const struct nextok__tok *t = tok_at(v, id);
+    return t && (t->attrs & NEXTOK_TOKEN_ATTR_EOG);
+}
+
+nextok_status nextok_vocab_add_eog(struct nextok_vocab *v, int32_t id)
+{
+    if (!v) return NEXTOK_ERR_INVALID_ARG;
+    if (id < 0 || id >= v->n_tokens) return NEXTOK_ERR_TOKEN_RANGE;
+    if (v->toks[id].attrs & NEXTOK_TOKEN_ATTR_EOG) return NEXTOK_OK;
+    if (v->n_eog == v->eog_cap) {
+        size_t cap = v->eog_cap ? v->eog_cap * 2 : 8;
+        int32_t *p = realloc(v->eog, cap * sizeof *p);
+        if (!p) return NEXTOK_ERR_NOMEM;
+        v->eog = p;
+        v->eog_cap = cap;
+    }
+    size_t i = v->n_eog;
+    while (i > 0 && v->eog[i - 1] > id) {
+        v->eog[i] = v->eog[i - 1];
+        i--;
+    }
+    v->eog[i] = id;
+    v->n_eog++;
+    v->toks[id].attrs |= NEXTOK_TOKEN_ATTR_EOG;
+    return NEXTOK_OK;
+}
+
+size_t nextok_vocab_n_merges(const struct nextok_vocab *v) { return v ? v->n_merges : 0; }
+
+nextok_status nextok_vocab_merge(const struct nextok_vocab *v, size_t i, const char **left,
+                                 size_t *left_len, const char **right, size_t *right_len)
+{
+    if (!v || !left || !left_len || !right || !right_len) return NEXTOK_ERR_INVALID_ARG;
+    if (i >= v->n_merges) return NEXTOK_ERR_INVALID_ARG;
+    const uint32_t *m = v->merges + 3 * i;
+    *left = v->arena.data + m[0];
+    *left_len = m[1];
+    *right = v->arena.data + m[0] + m[1];
+    *right_len = m[2];
+    return NEXTOK_OK;
+}
