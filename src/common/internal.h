@@ -76,6 +76,12 @@ static inline void nextok__cand_truncate(struct nextok_token_data_array *cur, si
     if (n < cur->size) cur->size = n;
 }
 
+/* ---- sorting ------------------------------------------------------------ */
+
+/* qsort() without allocation (glibc's qsort mallocs for arrays over 1 KiB).
+ * Unstable; elements of at most 64 bytes sort in O(n log n). */
+void nextok__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* ---- randomness --------------------------------------------------------- */
 
 uint64_t nextok__seed_from_os(void);

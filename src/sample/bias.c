@@ -55,7 +55,7 @@ static void idlist_index(struct idlist *l)
 /* Take ownership of ids[0..n) (malloc'd, valid); sort, dedupe and index them. */
 static nextok_status idlist_build(struct idlist *l, int32_t *ids, size_t n, struct nextok_error *err)
 {
-    qsort(ids, n, sizeof *ids, cmp_i32);
+    nextok__sort(ids, n, sizeof *ids, cmp_i32);
     size_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (u == 0 || ids[i] != ids[u - 1]) ids[u++] = ids[i];

@@ -11,7 +11,7 @@ static int cmp_cand(const void *pa, const void *pb)
 void nextok__cand_sort(struct nextok_token_data_array *cur)
 {
     if (!cur->sorted && cur->size > 1)
-        qsort(cur->data, cur->size, sizeof *cur->data, cmp_cand);
+        nextok__sort(cur->data, cur->size, sizeof *cur->data, cmp_cand);
     cur->sorted = true;
 }
 
@@ -47,7 +47,7 @@ void nextok__cand_partial_sort(struct nextok_token_data_array *cur, size_t k)
             heap_sift_down(d, k, 0);
         }
     }
-    qsort(d, k, sizeof *d, cmp_cand);
+    nextok__sort(d, k, sizeof *d, cmp_cand);
 }
 
 size_t nextok__cand_argmax(const struct nextok_token_data_array *cur)

@@ -241,6 +241,7 @@ static nextok_status chain_run_row(struct nextok_chain *c, const void *logits, e
 {
     c->last_valid = false;
     c->last_fused = false;
+    c->last_dense = false;
     NEXTOK_FORWARD(check_row(c, logits, dtype));
     if (!c->params.no_fused && !c->observer) {
         bool handled = false;
@@ -289,10 +290,11 @@ nextok_status nextok_chain_probs(struct nextok_chain *c, const void *logits, enu
 {
     if (!c || !n || (!out && cap > 0)) return NEXTOK_ERR_INVALID_ARG;
     NEXTOK_FORWARD(chain_run_row(c, logits, dtype));
+    nextok__fused_materialize(c, logits, dtype);
     ensure_probs(c);
     int32_t sel = c->last.selected >= 0 ? c->last.data[c->last.selected].id : -1;
     /* sorting reorders the workspace; `selected` must follow the token */
-    qsort(c->last.data, c->last.size, sizeof *c->last.data, cmp_prob_desc);
+    nextok__sort(c->last.data, c->last.size, sizeof *c->last.data, cmp_prob_desc);
     c->last.sorted = false;
     c->last.selected = -1;
     for (size_t i = 0; i < c->last.size && sel >= 0; i++)
@@ -319,6 +321,7 @@ nextok_status nextok_chain_apply(struct nextok_chain *c, struct nextok_token_dat
                                       i, (int)cur->data[i].id, (int)c->params.n_vocab);
     c->last_valid = false;
     c->last_fused = false;
+    c->last_dense = false;
     if (cur->size) memcpy(c->work, cur->data, cur->size * sizeof *cur->data);
     c->last = (struct nextok_token_data_array){c->work, cur->size, -1, cur->sorted};
     NEXTOK_FORWARD(run_stages(c, &c->last));

@@ -139,7 +139,7 @@ static nextok_status check_eog(int32_t n_vocab, const int32_t *eog_ids, size_t n
 static void set_eog(struct min_tokens_ctx *c, const int32_t *eog_ids, size_t n_eog)
 {
     if (n_eog) memcpy(c->eog, eog_ids, n_eog * sizeof *c->eog);
-    qsort(c->eog, n_eog, sizeof *c->eog, cmp_i32);
+    nextok__sort(c->eog, n_eog, sizeof *c->eog, cmp_i32);
     size_t u = 0;
     for (size_t i = 0; i < n_eog; i++)
         if (u == 0 || c->eog[i] != c->eog[u - 1]) c->eog[u++] = c->eog[i];

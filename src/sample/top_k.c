@@ -27,7 +27,7 @@ static size_t gather_ties(struct nextok_token_data_array *cur, size_t k)
         cur->data[n++] = cur->data[i];
         cur->data[i] = t;
     }
-    if (n - k > 1) qsort(cur->data + k, n - k, sizeof *cur->data, cmp_id);
+    if (n - k > 1) nextok__sort(cur->data + k, n - k, sizeof *cur->data, cmp_id);
     return n;
 }
 

@@ -108,14 +108,14 @@ static nextok_status typical_apply(struct nextok_sampler *s, struct nextok_token
                                         "typical: out of memory for %zu candidates", cur->size);
     double m, z;
     typ_scores(cur, c->ws, &m, &z);
-    qsort(c->ws, cur->size, sizeof *c->ws, cmp_typical);
+    nextok__sort(c->ws, cur->size, sizeof *c->ws, cmp_typical);
     size_t n = typ_prefix(c->ws, cur->size, m, z, (double)c->p.p);
     const size_t mk = c->p.min_keep ? c->p.min_keep : 1;
     if (n < mk) n = mk < cur->size ? mk : cur->size;
     if (n == cur->size) return NEXTOK_OK;
     /* Gather the kept ones in their input order: `sorted` stays truthful, and
      * idx ascending means idx_j >= j, so the forward in-place copy is safe. */
-    qsort(c->ws, n, sizeof *c->ws, cmp_idx);
+    nextok__sort(c->ws, n, sizeof *c->ws, cmp_idx);
     for (size_t j = 0; j < n; j++) cur->data[j] = cur->data[c->ws[j].idx];
     cur->size = n;
     cur->selected = -1;
