@@ -326,8 +326,92 @@ TEST(test_fused_is_used)
     }
 }
 
+/* Full-vocabulary dist (processors, temperature, dist): the fused path keeps
+ * the distribution dense; sample, probs (bit-equal p: same arithmetic),
+ * processed logprobs and sample_n must match the plain chain exactly. */
+static void dense_pair(struct nextok_chain *fa, size_t V, enum row_kind rk, enum nextok_dtype dt)
+{
+    static float row[20000];
+    static uint16_t half[20000];
+    static struct nextok_token_data o1[20000], o2[20000];
+    struct nextok_chain *pl = NULL;
+    CHECK_OK(nextok_chain_clone(fa, &pl));
+    nextok_chain_set_observer(pl, observe, NULL);
+    make_row(rk, V, row);
+    const void *r = as_dtype(row, V, dt, half);
+    for (uint64_t st = 0; st < 4; st++) {
+        nextok_chain_set_step(fa, st);
+        nextok_chain_set_step(pl, st);
+        int32_t a = -1, b = -1;
+        nextok_status ra = nextok_chain_sample(fa, r, dt, &a), rb = nextok_chain_sample(pl, r, dt, &b);
+        CHECK_MSG(ra == rb && a == b, "dense V %zu dt %d step %d: token %d (%s) vs %d (%s)", V, (int)dt,
+                  (int)st, (int)a, nextok_status_name(ra), (int)b, nextok_status_name(rb));
+        if (ra != NEXTOK_OK || rb != NEXTOK_OK) break;
+        /* processed logprobs straight after sample (dense on the fused side) */
+        struct nextok_logprob t1[5], t2[5];
+        size_t n1 = 0, n2 = 0;
+        float l1 = 0, l2 = 0;
+        int32_t k1 = 0, k2 = 0;
+        CHECK_OK(nextok_chain_logprobs(fa, NEXTOK_LOGPROBS_PROCESSED, NULL, dt, a, 5, t1, &n1, &l1, &k1));
+        CHECK_OK(nextok_chain_logprobs(pl, NEXTOK_LOGPROBS_PROCESSED, NULL, dt, b, 5, t2, &n2, &l2, &k2));
+        CHECK_MSG(n1 == n2 && l1 == l2 && k1 == k2 && memcmp(t1, t2, n1 * sizeof *t1) == 0,
+                  "dense logprobs differ (V %zu): %.9g/%d vs %.9g/%d", V, (double)l1, (int)k1, (double)l2, (int)k2);
+        int32_t s1[8], s2[8];
+        CHECK_OK(nextok_chain_sample_n(fa, r, dt, 8, s1));
+        CHECK_OK(nextok_chain_sample_n(pl, r, dt, 8, s2));
+        CHECK_MSG(memcmp(s1, s2, sizeof s1) == 0, "dense sample_n differs (V %zu)", V);
+        size_t m1 = 0, m2 = 0;
+        CHECK_OK(nextok_chain_probs(fa, r, dt, o1, V, &m1, &a));
+        CHECK_OK(nextok_chain_probs(pl, r, dt, o2, V, &m2, &b));
+        CHECK_MSG(m1 == m2 && a == b && memcmp(o1, o2, m1 * sizeof *o1) == 0,
+                  "dense probs differ (V %zu): n %zu vs %zu, token %d vs %d", V, m1, m2, (int)a, (int)b);
+        CHECK_OK(nextok_chain_accept(fa, a));
+        CHECK_OK(nextok_chain_accept(pl, b));
+    }
+    nextok_chain_free(pl);
+}
+
+TEST(test_fused_dense_dist)
+{
+    int fused = 0, runs = 0;
+    for (int rep = 0; rep < scale() / 4 + 2; rep++)
+        for (int rk = 0; rk < R_COUNT; rk++)
+            for (int dt = 0; dt < 3; dt++) {
+                const size_t V = (size_t)(int[]){1, 5, 64, 65, 999, 20000}[pick(6)];
+                struct nextok_chain_params cp = nextok_chain_default_params();
+                cp.n_vocab = (int32_t)V;
+                struct nextok_chain *c = NULL;
+                CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+                struct nextok_sampler *s = NULL;
+                if (pick(2)) { /* bias (some bans) and a banned list */
+                    struct nextok_logit_bias lb[6];
+                    for (int i = 0; i < 6; i++)
+                        lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * 10 - 5) : -INFINITY};
+                    CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 6, NULL));
+                    CHECK_OK(nextok_chain_add(c, s));
+                    int32_t ban[3] = {(int32_t)pick(V), (int32_t)pick(V), (int32_t)pick(V)};
+                    if (V > 3 && ban[0] != ban[1] && ban[1] != ban[2] && ban[0] != ban[2]) {
+                        CHECK_OK(nextok_sampler_init_banned(&s, (int32_t)V, ban, 3, NULL));
+                        CHECK_OK(nextok_chain_add(c, s));
+                    }
+                }
+                const float t = (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)];
+                CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
+                CHECK_OK(nextok_chain_add(c, s));
+                CHECK_OK(nextok_sampler_init_dist(&s, 11 + (uint64_t)rep, NULL));
+                CHECK_OK(nextok_chain_add(c, s));
+                dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
+                runs++;
+                fused += nextok_chain_last_fused(c);
+                nextok_chain_free(c);
+            }
+    printf("  %d dense-dist chains, %d ended on the fused path\n", runs, fused);
+    CHECK(fused > 0);
+}
+
 int main(void)
 {
+    RUN(test_fused_dense_dist);
     RUN(test_fused_random_configs);
     RUN(test_fused_manual_chains);
     RUN(test_fused_is_used);

@@ -7,6 +7,7 @@
  */
 #include "harness.h"
 #include "sample/arch/kernels.h"
+#include "sample/builtin.h"
 
 #include <stdint.h>
 
@@ -216,11 +217,131 @@ TEST(test_dispatch)
     if (nextok_cpu_has_avx512()) CHECK(nextok_cpu_has_avx2());
 }
 
+/* ---- canonical weights: bit-identical in every ISA ------------------------- */
+
+/* Adversarial finite values for the weights: the maximum itself (x = 0),
+ * the -87 cut-off and its neighbours, huge negatives, ±FLT_MAX, denormals. */
+static float weight_value(int kind)
+{
+    static const float adv[] = {0.0f, -0.0f, -87.0f, -86.99999f, -87.00001f, -1e30f,
+                                -3.4028235e38f, 3.4028235e38f, 1e-40f, -1e-42f, -0.34657359f,
+                                0.34657359f, -100.0f, -0.5f, 5.0f};
+    if (kind == 0) return gauss() * 2.5f;
+    if (kind == 1) return (float)(int)(gauss() * 3.0f) * 0.5f;
+    if (kind == 2) return gauss() * 40.0f;
+    return (next_u64() % 3) ? adv[next_u64() % (sizeof adv / sizeof adv[0])] : gauss() * 30.0f;
+}
+
+static float g_w[3][MAXN + 64];
+static double g_bs[3][MAXN / 64 + 2], g_cum[3][MAXN / 64 + 2];
+
+/* ref, AVX2, AVX-512 weights (row and array forms) compared with memcmp;
+ * the reference against libm exp within 1.5e-7 + 3e-9 |x| relative. */
+static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
+{
+    const struct nextok__kernels *tabs[3] = {nextok__kernels_ref(), NULL, NULL};
+    if (nextok_cpu_has_avx2()) tabs[1] = nextok__kernels_avx2();
+    if (nextok_cpu_has_avx512()) tabs[2] = nextok__kernels_avx512();
+    for (size_t i = 0; i < n; i++) {
+        float v = weight_value(kind);
+        if (dt != NEXTOK_DTYPE_F32 && fabsf(v) > 6e4f) v = v > 0 ? 6e4f : -6e4f; /* finite in f16 */
+        if (dt == NEXTOK_DTYPE_F32) ((float *)g_row_u32)[i] = v, g_refrow[i] = v;
+        else if (dt == NEXTOK_DTYPE_F16)
+            ((uint16_t *)g_row_u32)[i] = nextok_f32_to_f16(v), g_refrow[i] = nextok_f16_to_f32(((uint16_t *)g_row_u32)[i]);
+        else
+            ((uint16_t *)g_row_u32)[i] = nextok_f32_to_bf16(v), g_refrow[i] = nextok_bf16_to_f32(((uint16_t *)g_row_u32)[i]);
+    }
+    float m = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        float v = div == 1.0f ? g_refrow[i] : nextok__sat(g_refrow[i] / div);
+        m = v > m ? v : m;
+    }
+    if (kind == 3 && n > 2) m = nextok__sat(m + 1.0f); /* some x = v - m slightly negative */
+    const size_t nb = (n + 63) / 64;
+    for (int t = 0; t < 3; t++) {
+        if (!tabs[t]) continue;
+        tabs[t]->weights(g_row_u32, dt, n, div, m, g_w[t], g_bs[t], g_cum[t]);
+        if (t == 0) continue;
+        CHECK_MSG(memcmp(g_w[0], g_w[t], n * sizeof(float)) == 0, "%s weights: w differ (kind %d dt %d n %zu div %g)",
+                  tabs[t]->name, kind, (int)dt, n, (double)div);
+        CHECK_MSG(memcmp(g_bs[0], g_bs[t], nb * sizeof(double)) == 0, "%s weights: block sums differ (kind %d dt %d n %zu)",
+                  tabs[t]->name, kind, (int)dt, n);
+        CHECK_MSG(memcmp(g_cum[0], g_cum[t], nb * sizeof(double)) == 0, "%s weights: running sums differ (kind %d dt %d n %zu)",
+                  tabs[t]->name, kind, (int)dt, n);
+    }
+    bool acc = true;
+    for (size_t i = 0; i < n && acc; i++) {
+        float v = div == 1.0f ? g_refrow[i] : nextok__sat(g_refrow[i] / div);
+        const float x = v - m;
+        const double e = x < NEXTOK__EXPW_XMIN ? 0.0 : exp((double)x);
+        acc = e == 0.0 ? g_w[0][i] == 0.0f : fabs((double)g_w[0][i] - e) <= (1.5e-7 + 3e-9 * fabs((double)x)) * e;
+        CHECK_MSG(acc, "expw(%.9g) = %.9g, exp %.9g", (double)x, (double)g_w[0][i], e);
+    }
+    /* the array form on the widened values (div 1) */
+    if (div == 1.0f)
+        for (int t = 0; t < 3; t++) {
+            if (!tabs[t]) continue;
+            static float w2[MAXN + 64];
+            tabs[t]->expw(g_refrow, n, m, w2);
+            CHECK_MSG(memcmp(g_w[0], w2, n * sizeof(float)) == 0, "%s expw differs from weights (n %zu)",
+                      tabs[t]->name, n);
+        }
+}
+
+TEST(test_weights_bitexact)
+{
+    static const size_t lens[] = {1, 2, 7, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 128, 129, 191,
+                                  1000, 4099, MAXN};
+    static const float divs[] = {1.0f, 0.8f, 0.7f, 3.0f, 1e-30f};
+    for (int kind = 0; kind < 4; kind++)
+        for (int dt = 0; dt < 3; dt++)
+            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+                for (size_t di = 0; di < sizeof divs / sizeof divs[0]; di++)
+                    check_weights(kind, (enum nextok_dtype)dt, lens[li], divs[di]);
+}
+
+/* A sparse candidate set (ids ascending) gives the block sums of the dense
+ * row with zeros at non-candidates, bit for bit; and the draw picks the same
+ * token in both forms. */
+TEST(test_weights_sparse_equals_dense)
+{
+    static float dense[MAXN], sw[MAXN];
+    static int32_t ids[MAXN];
+    static double dbs[MAXN / 64 + 2], dcum[MAXN / 64 + 2], scum[MAXN / 64 + 2];
+    static size_t bst[MAXN / 64 + 2];
+    for (int rep = 0; rep < 200; rep++) {
+        const size_t n = 1 + next_u64() % MAXN;
+        const unsigned keep = 1 + (unsigned)(next_u64() % 8); /* density 1/keep */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            dense[i] = 0.0f;
+            if (next_u64() % keep) continue;
+            dense[i] = nextok__expw(-fabsf(gauss() * 3.0f));
+            ids[k] = (int32_t)i;
+            sw[k++] = dense[i];
+        }
+        if (k == 0) continue;
+        const size_t nb = (n + 63) / 64;
+        for (size_t b = 0; b < nb; b++) dbs[b] = nextok__wblock(dense + 64 * b, n - 64 * b < 64 ? n - 64 * b : 64);
+        const size_t snb = nextok__wset_sparse(ids, sw, k, scum, bst);
+        const struct nextok__wset ds = {dense, n, dcum, NULL, nb, nextok__wset_cum(dbs, 0, nb, dcum)};
+        const struct nextok__wset ss = {sw, k, scum, bst, snb, scum[snb - 1]};
+        CHECK_MSG(memcmp(&ds.z, &ss.z, sizeof(double)) == 0, "Z dense %.17g sparse %.17g", ds.z, ss.z);
+        for (int d = 0; d < 50; d++) {
+            const double u = unif();
+            const size_t a = nextok__wset_draw(&ds, u), b = nextok__wset_draw(&ss, u);
+            CHECK_MSG((int32_t)a == ids[b], "u %.17g: dense %zu sparse %d", u, a, (int)ids[b]);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(test_ref_self);
     RUN(test_avx2);
     RUN(test_avx512);
     RUN(test_dispatch);
+    RUN(test_weights_bitexact);
+    RUN(test_weights_sparse_equals_dense);
     return harness_done();
 }

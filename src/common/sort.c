@@ -13,7 +13,7 @@ typedef int (*cmp_fn)(const void *, const void *);
 static inline void swap_bytes(unsigned char *a, unsigned char *b, size_t size)
 {
     unsigned char t[SWAP_MAX];
-    if (a == b) return;
+    if (a == b || size > SWAP_MAX) return; /* callers never pass larger sizes */
     memcpy(t, a, size);
     memcpy(a, b, size);
     memcpy(b, t, size);

@@ -8,7 +8,10 @@
 #include "builtin.h"
 #include "threadpool.h"
 
-double *nextok__fused_wbuf(struct nextok_chain *c); /* fused.c */
+/* fused.c: the chain's draw scratch (lazy), and the dense weights of the last
+ * call when the fused path left its distribution dense (false otherwise). */
+struct nextok__catdraw *nextok__fused_catdraw(struct nextok_chain *c);
+bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *set);
 
 /* ---- parallel sampling ----------------------------------------------------------- */
 
@@ -31,51 +34,24 @@ static enum nextok__kind selector_of(const struct nextok_chain *c, uint64_t *see
     return NEXTOK__K_USER;
 }
 
-static int cmp_id(const void *pa, const void *pb)
-{
-    const struct nextok_token_data *a = pa, *b = pb;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
-/* Put c->last in id order (selected follows its token). */
-static void last_by_id(struct nextok_chain *c)
-{
-    struct nextok_token_data_array *a = &c->last;
-    bool asc = true;
-    for (size_t i = 1; i < a->size && asc; i++) asc = a->data[i - 1].id < a->data[i].id;
-    if (asc) return;
-    int32_t sel = a->selected >= 0 ? a->data[a->selected].id : -1;
-    qsort(a->data, a->size, sizeof *a->data, cmp_id);
-    a->sorted = false;
-    for (size_t i = 0; i < a->size && sel >= 0; i++)
-        if (a->data[i].id == sel) a->selected = (int64_t)i;
-}
-
 /*
- * Draws j >= 1 by the categorical rule of select.c: weights exp(l - m) in
- * double in id order, running sums; the first whose sum exceeds u_j * Z
- * (the last if none). The running sums are the walk's own, so a binary search
- * over them finds the walk's token.
+ * Draws j >= 1 by the categorical rule (docs/semantics.md) with u_j =
+ * uniform(seed, step, NEXTOK_RNG_DIST, j): the canonical weights of the final
+ * distribution (the fused path's dense ones, or computed here from c->last in
+ * id order), each draw walking the block sums and then one block.
  */
-static void draw_rest(struct nextok_chain *c, double *cum, uint64_t seed, size_t n, int32_t *tokens)
+static bool draw_rest(struct nextok_chain *c, struct nextok__catdraw *d, uint64_t seed, size_t n,
+                      int32_t *tokens)
 {
-    const struct nextok_token_data_array *a = &c->last;
-    const double m = nextok__cand_max_logit(a);
-    double acc = 0.0;
-    for (size_t i = 0; i < a->size; i++) {
-        acc += exp((double)a->data[i].logit - m);
-        cum[i] = acc;
-    }
+    struct nextok__wset set;
+    const int32_t *ids = NULL; /* NULL: dense, index = id */
+    if (!nextok__fused_dense_set(c, &set) && !nextok__catdraw_weights(d, &c->last, &set, &ids))
+        return false;
     for (size_t j = 1; j < n; j++) {
-        const double target = nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, (uint32_t)j) * acc;
-        size_t lo = 0, hi = a->size - 1; /* first i with cum[i] > target, else last */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (cum[mid] > target) hi = mid;
-            else lo = mid + 1;
-        }
-        tokens[j] = a->data[lo].id;
+        const size_t i = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, (uint32_t)j));
+        tokens[j] = ids ? ids[i] : (int32_t)i;
     }
+    return true;
 }
 
 nextok_status nextok_chain_sample_n(struct nextok_chain *c, const void *logits,
@@ -88,18 +64,16 @@ nextok_status nextok_chain_sample_n(struct nextok_chain *c, const void *logits,
     if (k == NEXTOK__K_USER && n > 1)
         return nextok__chain_fail(c, NEXTOK_ERR_UNSUPPORTED,
                                   "sample_n: the chain's selector is not a built-in one");
-    double *cum = n > 1 && k != NEXTOK__K_GREEDY ? nextok__fused_wbuf(c) : NULL;
-    if (n > 1 && k != NEXTOK__K_GREEDY && !cum)
+    struct nextok__catdraw *d = n > 1 && k != NEXTOK__K_GREEDY ? nextok__fused_catdraw(c) : NULL;
+    if (n > 1 && k != NEXTOK__K_GREEDY && !d)
         return nextok__chain_fail(c, NEXTOK_ERR_NOMEM, "sample_n: out of memory");
     NEXTOK_FORWARD(nextok_chain_sample(c, logits, dtype, &tokens[0]));
     if (k == NEXTOK__K_GREEDY) {
         for (size_t j = 1; j < n; j++) tokens[j] = tokens[0];
         return NEXTOK_OK;
     }
-    if (n > 1) {
-        last_by_id(c);
-        draw_rest(c, cum, seed, n, tokens);
-    }
+    if (n > 1 && !draw_rest(c, d, seed, n, tokens))
+        return nextok__chain_fail(c, NEXTOK_ERR_NOMEM, "sample_n: out of memory");
     return NEXTOK_OK;
 }
 

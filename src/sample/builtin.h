@@ -96,6 +96,27 @@ struct nextok__catdraw *nextok__catdraw_new(size_t reserve);
 void nextok__catdraw_free(struct nextok__catdraw *d);
 nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token_data_array *cur,
                                   uint64_t seed, uint64_t step, double *z_out);
+/* Just the canonical weights of cur in id order (*set points into d). */
+struct nextok__wset;
+bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_token_data_array *cur,
+                             struct nextok__wset *set, const int32_t **ids);
+
+/* Canonical weights of a candidate set in id order and the categorical draw
+ * over them (docs/semantics.md; weights.c). Sparse sets (the chain) have
+ * bstart; a dense row indexed by token id (the fused path) has bstart NULL
+ * and block k = ids 64k .. 64k+63. */
+struct nextok__wset {
+    const float *w;       /* weights, ids ascending                */
+    size_t n;
+    const double *cum;    /* running sums of the block sums        */
+    const size_t *bstart; /* first index of each block; NULL: 64 k */
+    size_t nb;
+    double z;             /* cum[nb - 1]                           */
+};
+size_t nextok__wset_sparse(const int32_t *ids, const float *w, size_t n, double *cum,
+                           size_t *bstart);
+double nextok__wset_cum(const double *bsum, size_t from, size_t nb, double *cum);
+size_t nextok__wset_draw(const struct nextok__wset *s, double u);
 
 /* Saturate to ±FLT_MAX so processed logits stay finite. */
 static inline float nextok__sat(float x)

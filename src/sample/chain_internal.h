@@ -16,6 +16,9 @@ struct nextok_chain {
     struct nextok_token_data_array last; /* final candidates of the last call     */
     bool last_valid;
     bool last_fused;
+    bool last_dense; /* fused dist: the distribution is dense in the fused
+                        workspace; c->last holds only the token until
+                        nextok__fused_materialize */
 
     struct nextok__fused *fused;         /* lazily built plan (NULL: none yet)    */
     bool plan_valid;                     /* false after add/remove                */
@@ -39,5 +42,10 @@ nextok_status nextok__chain_fail(struct nextok_chain *c, nextok_status rc, const
 nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
                                 bool *handled);
 void nextok__fused_free(struct nextok__fused *f);
+/* Turn a dense fused result into the chain's c->last (no-op otherwise); row
+ * is the row of that call. */
+void nextok__fused_materialize(struct nextok_chain *c, const void *row, enum nextok_dtype dt);
+struct nextok__wset;
+bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *set);
 
 #endif

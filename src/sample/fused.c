@@ -26,9 +26,14 @@
  *      bit for bit (same survivors, same p, same token), including stages this
  *      file does not know (XTC, user samplers, mirostat).
  *
- * Chains whose first reducing stage is global (top-p, typical, dist on the
- * whole vocabulary, mirostat) are handed back to the plain chain: matching
- * its libm exp sums bit for bit needs every survivor's exp anyway (see
+ *   5. A chain that is only processors, at most one temperature and dist
+ *      (dist over the whole vocabulary) computes the canonical weights of
+ *      docs/semantics.md with one SIMD pass over the row (fuse_dist): the
+ *      same weights, block sums and walk as the chain's dist, so the same
+ *      token and p; the distribution stays dense until probs asks for it.
+ *
+ * Chains whose first reducing stage is top-p, typical or mirostat are still
+ * handed back to the plain chain (their filters use libm exp; see
  * docs/performance.md). Rows holding NaN or ±inf are handed back too; the
  * plain chain owns those rules (docs/semantics.md, Input rows).
  *
@@ -62,7 +67,16 @@ struct nextok__fused {
     int32_t *cids;      /* compaction output, n_vocab entries + slack          */
     float *cvals;
     float *sample;      /* strided sample for threshold guesses                */
-    double *wbuf;       /* n_vocab doubles for nextok_chain_sample_n (lazy)    */
+    float *sel;         /* n_vocab + slack floats: selection scratch (emit_top)   */
+    struct nextok__catdraw *draw; /* nextok_chain_sample_n's scratch (lazy)    */
+
+    /* dense distribution of the last call (fuse_dist), allocated on first use */
+    float *dw;          /* n_vocab canonical weights, index = id (0: not a candidate) */
+    double *dbs;        /* their block sums                                     */
+    double *dcum;       /* running sums of dbs                                  */
+    double dz;          /* Z                                                    */
+    float dt;           /* the temperature divisor used                         */
+    size_t d_touched;   /* touched ids of that call (f->touched)               */
 };
 
 #define SAMPLE_N 512
@@ -86,7 +100,11 @@ void nextok__fused_free(struct nextok__fused *f)
     free(f->cids);
     free(f->cvals);
     free(f->sample);
-    free(f->wbuf);
+    free(f->sel);
+    nextok__catdraw_free(f->draw);
+    free(f->dw);
+    free(f->dbs);
+    free(f->dcum);
     free(f);
 }
 
@@ -100,7 +118,8 @@ static struct nextok__fused *fused_alloc(int32_t n_vocab)
     f->cids = malloc((v + SLACK) * sizeof *f->cids);
     f->cvals = malloc((v + SLACK) * sizeof *f->cvals);
     f->sample = malloc(SAMPLE_N * sizeof *f->sample);
-    if (!f->tmask || !f->cids || !f->cvals || !f->sample) {
+    f->sel = malloc((v + SLACK) * sizeof *f->sel);
+    if (!f->tmask || !f->cids || !f->cvals || !f->sample || !f->sel) {
         nextok__fused_free(f);
         return NULL;
     }
@@ -135,12 +154,12 @@ static nextok_status plan_get(struct nextok_chain *c, struct nextok__fused **out
     return NEXTOK_OK;
 }
 
-double *nextok__fused_wbuf(struct nextok_chain *c)
+struct nextok__catdraw *nextok__fused_catdraw(struct nextok_chain *c)
 {
     struct nextok__fused *f;
     if (plan_get(c, &f) != NEXTOK_OK) return NULL;
-    if (!f->wbuf) f->wbuf = malloc((size_t)f->n_vocab * sizeof *f->wbuf);
-    return f->wbuf;
+    if (!f->draw) f->draw = nextok__catdraw_new((size_t)f->n_vocab);
+    return f->draw;
 }
 
 /* ---- processors as overrides ------------------------------------------------------- */
@@ -161,6 +180,28 @@ static int cmp_cand_id(const void *pa, const void *pb)
 {
     const struct nextok_token_data *a = pa, *b = pb;
     return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Ascending ids: insertion sort for the usual few (a history of ~64), qsort
+ * beyond. */
+static int cmp_i32(const void *pa, const void *pb)
+{
+    const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static void sort_ids(int32_t *ids, size_t n)
+{
+    if (n > 256) {
+        nextok__sort(ids, n, sizeof *ids, cmp_i32);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        const int32_t v = ids[i];
+        size_t j = i;
+        for (; j > 0 && ids[j - 1] > v; j--) ids[j] = ids[j - 1];
+        ids[j] = v;
+    }
 }
 
 static void clear_mask(struct nextok__fused *f, size_t n_touched)
@@ -204,12 +245,14 @@ static bool apply_overrides(struct nextok__fused *f, struct nextok_chain *c, con
     if (n == (size_t)-1) return false;
     *n_touched = n;
     if (!grow((void **)&f->ov, &f->ov_cap, n ? n : 1, sizeof *f->ov)) goto fail;
+    sort_ids(f->touched, n); /* gathered in id order: ov needs no sort */
+    const size_t esz = nextok_dtype_size(dt);
+    for (size_t j = 0; j < n; j++) __builtin_prefetch((const char *)row + (size_t)f->touched[j] * esz);
     for (size_t j = 0; j < n; j++) {
         float x = nextok__row_get(row, dt, (size_t)f->touched[j]);
         if (!isfinite(x)) goto fail;
         f->ov[j] = (struct nextok_token_data){f->touched[j], x, 0.0f};
     }
-    qsort(f->ov, n, sizeof *f->ov, cmp_cand_id);
     struct nextok_token_data_array a = {f->ov, n, -1, false};
     for (size_t s = 0; s < f->n_proc && a.size > 0; s++) {
         struct nextok_sampler *sp = c->samplers[s];
@@ -217,7 +260,9 @@ static bool apply_overrides(struct nextok__fused *f, struct nextok_chain *c, con
         a.selected = -1;
         if (sp->iface->apply(sp, &a, c->step) != NEXTOK_OK) goto fail;
     }
-    qsort(f->ov, a.size, sizeof *f->ov, cmp_cand_id);
+    bool by_id = true; /* processors keep the order; sort only if one did not */
+    for (size_t j = 1; j < a.size && by_id; j++) by_id = f->ov[j - 1].id < f->ov[j].id;
+    if (!by_id) nextok__sort(f->ov, a.size, sizeof *f->ov, cmp_cand_id);
     f->n_ov = a.size;
     f->n_removed = n - a.size;
     return true;
@@ -285,10 +330,13 @@ static bool compact(struct run *r, float tau)
     int nf = 0;
     size_t n = r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
     if (nf) return false;
-    if (f->n_ov + f->n_removed > 0) {
-        size_t j = 0;
+    if (r->n_touched > 0) {
+        /* both id lists ascend (apply_overrides sorted the touched ids): a
+         * merge, no random reads of the touched-mask */
+        size_t j = 0, t = 0;
         for (size_t i = 0; i < n; i++) {
-            if (f->tmask[f->cids[i]]) continue;
+            while (t < r->n_touched && f->touched[t] < f->cids[i]) t++;
+            if (t < r->n_touched && f->touched[t] == f->cids[i]) continue;
             f->cids[j] = f->cids[i];
             f->cvals[j++] = f->cvals[i];
         }
@@ -333,6 +381,11 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
     /* 16 runs of 32 contiguous elements spread over the row: a few cache
      * lines each, so a row that is not in cache costs 16 misses, not 512 */
     const size_t runs = SAMPLE_N / 32, gap = r->V / runs;
+    const size_t esz = nextok_dtype_size(r->dt);
+    /* ask for every run at once: a row not in cache then costs about one
+     * memory latency here, not sixteen in a row */
+    for (size_t b = 0; b < runs; b++)
+        for (size_t o = 0; o < 32 * esz; o += 64) __builtin_prefetch((const char *)r->row + b * gap * esz + o);
     size_t ns = 0;
     for (size_t b = 0; b < runs; b++)
         for (size_t i = b * gap; i < b * gap + 32; i++) {
@@ -357,13 +410,14 @@ static bool collect_top(struct run *r, size_t need)
     }
 }
 
-/* Largest processed value over the compacted set and the overrides. */
+/* Largest processed value over the compacted set and the overrides: P of
+ * the largest pre-temperature value, as P is monotone (one division). */
 static float processed_max(const struct run *r)
 {
     float m = -INFINITY;
-    for (size_t i = 0; i < r->nc; i++) m = fmaxf(m, P(r->f->cvals[i], r->t));
-    for (size_t i = 0; i < r->f->n_ov; i++) m = fmaxf(m, P(r->f->ov[i].logit, r->t));
-    return m;
+    for (size_t i = 0; i < r->nc; i++) m = r->f->cvals[i] > m ? r->f->cvals[i] : m;
+    for (size_t i = 0; i < r->f->n_ov; i++) m = r->f->ov[i].logit > m ? r->f->ov[i].logit : m;
+    return P(m, r->t);
 }
 
 /* ---- building c->work ---------------------------------------------------------------- */
@@ -393,9 +447,51 @@ static int cmp_sorted(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
+/* Candidates with pre-temperature value >= th_raw (compacted set and
+ * overrides), merged in id order into c->work. Returns the count. */
+static size_t emit_raw_ge(struct nextok_chain *c, const struct run *r, float th_raw)
+{
+    const struct nextok__fused *f = r->f;
+    struct nextok_token_data *w = c->work;
+    size_t n = 0, i = 0, j = 0;
+    while (i < r->nc || j < f->n_ov) {
+        const bool take_c = j >= f->n_ov || (i < r->nc && f->cids[i] < f->ov[j].id);
+        const float x = take_c ? f->cvals[i] : f->ov[j].logit;
+        const int32_t id = take_c ? f->cids[i++] : f->ov[j++].id;
+        if (x >= th_raw) w[n++] = (struct nextok_token_data){id, P(x, r->t), 0.0f};
+    }
+    return n;
+}
+
+/*
+ * c->work = the first `need` candidates (of the compacted set and the
+ * overrides) in sorted order, followed by every candidate tied with the
+ * need-th processed value, and possibly a few more; returns the count.
+ * Exact: P is monotone, so the need-th largest processed value is L = P(the
+ * need-th largest pre-temperature value) (quickselect on a copy), and
+ * {P(x) >= L} = {x >= preimage(L)}; a candidate outside it comes after all
+ * of them in sorted order, so the sorted prefix of the kept set is the sorted
+ * prefix of the whole set, ties with L included. Only ~need candidates get
+ * divided, written and sorted.
+ */
+static size_t emit_top(struct nextok_chain *c, const struct run *r, size_t need)
+{
+    const struct nextok__fused *f = r->f;
+    const size_t m = r->nc + f->n_ov;
+    float th = -INFINITY;
+    if (need < m && m > 2 * need + 16) {
+        memcpy(f->sel, f->cvals, r->nc * sizeof *f->sel);
+        for (size_t j = 0; j < f->n_ov; j++) f->sel[r->nc + j] = f->ov[j].logit;
+        th = preimage(P(kth_largest(f->sel, m, need), r->t), r->t);
+    }
+    const size_t n = emit_raw_ge(c, r, th);
+    nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
+    return n;
+}
+
 static void set_last(struct nextok_chain *c, size_t n, bool sorted)
 {
-    if (sorted) qsort(c->work, n, sizeof *c->work, cmp_sorted);
+    if (sorted) nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
     c->last = (struct nextok_token_data_array){c->work, n, -1, sorted};
 }
 
@@ -412,8 +508,7 @@ static bool top_k_finish(struct nextok_chain *c, struct run *r, size_t n, size_t
     const float tau = preimage(L, r->t);
     if (tau < r->tau) {
         if (!compact(r, tau)) return false;
-        n = emit_ge(c, r, -INFINITY);
-        qsort(c->work, n, sizeof *c->work, cmp_sorted);
+        n = emit_top(c, r, k);
     }
     size_t keep_n = k;
     if (keep)
@@ -425,8 +520,7 @@ static bool top_k_finish(struct nextok_chain *c, struct run *r, size_t n, size_t
 static bool fuse_top_k(struct nextok_chain *c, struct run *r, size_t k, bool keep)
 {
     if (!collect_top(r, k)) return false;
-    size_t n = emit_ge(c, r, -INFINITY);
-    qsort(c->work, n, sizeof *c->work, cmp_sorted);
+    const size_t n = emit_top(c, r, k);
     return top_k_finish(c, r, n, k, keep);
 }
 
@@ -477,8 +571,7 @@ static int fuse_min_p_top_k(struct nextok_chain *c, struct run *r, const struct 
     const size_t k = (size_t)q->k;
     if (!collect_top(r, k + 1)) return -1;
     const double thr = (double)processed_max(r) + log((double)mp->p);
-    size_t n = emit_ge(c, r, -INFINITY);
-    qsort(c->work, n, sizeof *c->work, cmp_sorted);
+    const size_t n = emit_top(c, r, k + 1); /* work[k] is needed */
     if (!((double)c->work[k].logit >= thr)) return 0; /* min-p keeps <= k: general path */
     return top_k_finish(c, r, n, k, q->ties == NEXTOK_TIES_KEEP) ? 1 : -1;
 }
@@ -589,6 +682,120 @@ static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nexto
     return true;
 }
 
+/* ---- a categorical draw over the whole (processed) vocabulary -------------------------- */
+
+static bool dense_reserve(struct nextok__fused *f)
+{
+    const size_t v = (size_t)f->n_vocab;
+    if (!f->dw) f->dw = malloc(v * sizeof *f->dw);
+    if (!f->dbs) f->dbs = malloc(((v + 63) / 64) * sizeof *f->dbs);
+    if (!f->dcum) f->dcum = malloc(((v + 63) / 64) * sizeof *f->dcum);
+    return f->dw && f->dbs && f->dcum;
+}
+
+/* The chain's m: the largest processed candidate value. One SIMD max pass
+ * (P is monotone, so max P = P(max)) unless a touched id holds the row's
+ * maximum (its override may be lower, or it may be removed): then the
+ * collect-the-top route. false: a non-finite value is in the row. */
+static bool dense_max(struct run *r, float *m)
+{
+    const struct nextok__fused *f = r->f;
+    int nf = 0;
+    const float mx = r->k->max(r->row, r->dt, r->V, &nf);
+    if (nf) return false;
+    bool touched_max = false;
+    for (size_t j = 0; j < r->n_touched && !touched_max; j++)
+        touched_max = nextok__row_get(r->row, r->dt, (size_t)f->touched[j]) == mx;
+    if (touched_max) {
+        if (!collect_top(r, 1)) return false;
+        *m = processed_max(r);
+        return true;
+    }
+    float v = P(mx, r->t);
+    for (size_t j = 0; j < f->n_ov; j++) v = fmaxf(v, P(f->ov[j].logit, r->t));
+    *m = v;
+    return true;
+}
+
+/* Processed value of id i (its override when touched; i must be a candidate). */
+static float dense_value(const struct nextok__fused *f, const void *row, enum nextok_dtype dt,
+                         float t, size_t i)
+{
+    for (size_t j = 0; j < f->n_ov; j++)
+        if (f->ov[j].id == (int32_t)i) return P(f->ov[j].logit, t);
+    return P(nextok__row_get(row, dt, i), t);
+}
+
+/*
+ * dist over every candidate (processors, at most a temperature before it).
+ * The chain computes w = expw(l - m) for its candidates in id order, their
+ * 64-id block sums, Z and the walk (weights.c). Here the same weights come
+ * from one SIMD pass over the row (kernels' weights: bit-identical to
+ * nextok__expw and nextok__wblock), with non-candidates at weight 0, which
+ * changes no sum; the touched ids get their override's weight (or 0 when a
+ * processor removed them) and their blocks are summed again. Same Z, same
+ * walk, same token, same p. The distribution stays dense in f->dw (c->last
+ * holds just the token) until probs asks for it (nextok__fused_materialize).
+ */
+static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
+{
+    struct nextok__fused *f = r->f;
+    float m;
+    if (!dense_reserve(f) || !dense_max(r, &m)) return false;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    r->k->weights(r->row, r->dt, V, r->t, m, f->dw, f->dbs, f->dcum);
+    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
+    for (size_t j = 0; j < f->n_ov; j++) f->dw[f->ov[j].id] = nextok__expw(P(f->ov[j].logit, r->t) - m);
+    size_t dirty = nb; /* first block whose sum changed */
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t b = (size_t)f->touched[j] >> 6;
+        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+        if (b < dirty) dirty = b;
+    }
+    f->dz = dirty < nb ? nextok__wset_cum(f->dbs, dirty, nb, f->dcum) : f->dcum[nb - 1];
+    f->dt = r->t;
+    f->d_touched = r->n_touched;
+    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
+    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
+    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
+                                            (float)((double)f->dw[id] / f->dz)};
+    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
+    c->last_dense = true;
+    return true;
+}
+
+bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *set)
+{
+    if (!c->last_dense || !c->last_valid || !c->fused) return false;
+    const struct nextok__fused *f = c->fused;
+    const size_t V = (size_t)f->n_vocab;
+    *set = (struct nextok__wset){f->dw, V, f->dcum, NULL, (V + 63) / 64, f->dz};
+    return true;
+}
+
+/* Write the dense distribution of the last call into c->last as the chain
+ * leaves it: every candidate in id order with its processed logit and p =
+ * w / Z; `selected` follows the token. row must be the last call's row. */
+void nextok__fused_materialize(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
+{
+    if (!c->last_dense) return;
+    struct nextok__fused *f = c->fused;
+    const int32_t sel = c->work[0].id;
+    for (size_t j = 0; j < f->d_touched; j++) f->tmask[f->touched[j]] = 1;
+    size_t n = 0, o = 0, pick = 0;
+    for (size_t i = 0; i < (size_t)f->n_vocab; i++) {
+        float v;
+        if (o < f->n_ov && f->ov[o].id == (int32_t)i) v = P(f->ov[o++].logit, f->dt);
+        else if (f->tmask[i]) continue; /* removed by a processor */
+        else v = P(nextok__row_get(row, dt, i), f->dt);
+        if ((int32_t)i == sel) pick = n;
+        c->work[n++] = (struct nextok_token_data){(int32_t)i, v, (float)((double)f->dw[i] / f->dz)};
+    }
+    clear_mask(f, f->d_touched);
+    c->last = (struct nextok_token_data_array){c->work, n, (int64_t)pick, false};
+    c->last_dense = false;
+}
+
 /* ---- the tail: ordinary stages ---------------------------------------------------------- */
 
 static nextok_status run_tail(struct nextok_chain *c, size_t from)
@@ -649,6 +856,9 @@ static size_t run_prefix(struct nextok_chain *c, struct run *r, size_t i)
             if (both == 1) return i + 2;
             return fuse_min_p(c, r, q, both == 0) ? i + 1 : (size_t)-1;
         }
+        case NEXTOK__K_DIST:
+            if (i + 1 != c->n) goto stop; /* a stage after the selector needs the array */
+            return fuse_dist(c, r, ((const struct nextok__p_seed *)p)->seed) ? c->n : (size_t)-1;
         case NEXTOK__K_TOP_N_SIGMA: {
             const struct nextok__p_sigma *q = p;
             if (q->n <= 0.0f || r->n_set <= 1) continue;

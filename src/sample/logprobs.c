@@ -4,6 +4,7 @@
  * as the selection heap, so nothing is allocated.
  */
 #include "chain_internal.h"
+#include "builtin.h"
 
 /* a ranks before b: logprob descending, then id ascending */
 static inline bool lp_before(const struct nextok_logprob *a, const struct nextok_logprob *b)
@@ -127,9 +128,33 @@ static nextok_status logprobs_raw(struct nextok_chain *c, const void *row, enum 
     return NEXTOK_OK;
 }
 
+/* The same over a dense fused distribution (index = id, p = w / Z; ids that
+ * are not candidates weigh 0, so they are skipped as p = 0 candidates are). */
+static void logprobs_dense(const struct nextok__wset *d, int32_t token, struct topn *t,
+                           float *tok_lp, int32_t *tok_rank)
+{
+    const float pt = (float)((double)d->w[token] / d->z);
+    const float lt = pt > 0 ? logf(pt) : -INFINITY;
+    int64_t rank = 1;
+    for (size_t i = 0; i < d->n; i++) {
+        const float p = (float)((double)d->w[i] / d->z);
+        if (!(p > 0)) continue;
+        const float lp = logf(p);
+        topn_push(t, (int32_t)i, lp);
+        rank += lp > lt || (lp == lt && (int32_t)i < token);
+    }
+    if (tok_lp) *tok_lp = lt;
+    if (tok_rank) *tok_rank = lt == -INFINITY ? 0 : (int32_t)rank;
+}
+
 static void logprobs_processed(const struct nextok_chain *c, int32_t token, struct topn *t,
                                float *tok_lp, int32_t *tok_rank)
 {
+    struct nextok__wset dense;
+    if (nextok__fused_dense_set(c, &dense)) {
+        logprobs_dense(&dense, token, t, tok_lp, tok_rank);
+        return;
+    }
     const struct nextok_token_data_array *cur = &c->last;
     float lt = -INFINITY;
     for (size_t i = 0; i < cur->size; i++)

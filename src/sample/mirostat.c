@@ -6,6 +6,7 @@
  * reads t's surprise from it. Repeated draws at one step thus see the same μ.
  */
 #include "builtin.h"
+#include "arch/kernels.h"
 
 #include <float.h>
 
@@ -51,13 +52,14 @@ static bool cache_reserve(struct miro_ctx *c, size_t n)
     return cache_alloc(c, cap);
 }
 
-/* p_i = exp(l_i - m) / z in double, the distribution the draw used. */
+/* p_i = w_i / z in double with the canonical weights w_i = expw(l_i - m): the
+ * distribution the draw used. */
 static void cache_store(struct miro_ctx *c, const struct nextok_token_data_array *cur, double z)
 {
-    const double m = nextok__cand_max_logit(cur);
+    const float m = (float)nextok__cand_max_logit(cur);
     for (size_t i = 0; i < cur->size; i++) {
         c->ids[i] = cur->data[i].id;
-        c->prob[i] = exp((double)cur->data[i].logit - m) / z;
+        c->prob[i] = (double)nextok__expw(cur->data[i].logit - m) / z;
     }
     c->n = cur->size;
 }

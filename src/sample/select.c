@@ -7,23 +7,37 @@
  * lives in a nextok__catdraw, shared with mirostat.c.
  */
 #include "builtin.h"
+#include "arch/kernels.h"
 
 /* ---- id-order categorical draw (also used by mirostat.c) ----------------- */
 
 struct nextok__catdraw {
     uint64_t *key; /* (id << 32) | index into cur->data */
     uint64_t *tmp; /* radix-sort buffer */
-    double *w;     /* exp(l_i - m), by index into cur->data */
+    int32_t *ids;  /* ids ascending */
+    float *x;      /* their logits */
+    float *w;      /* their canonical weights */
+    double *bsum;  /* running sums of the block sums */
+    size_t *bstart;
     size_t cap;    /* grown geometrically, never shrunk */
+    const uint64_t *order; /* key or tmp: the id order of the last weights call */
 };
 
+static void catdraw_release(struct nextok__catdraw *d)
+{
+    free(d->key);
+    free(d->tmp);
+    free(d->ids);
+    free(d->x);
+    free(d->w);
+    free(d->bsum);
+    free(d->bstart);
+}
 
 void nextok__catdraw_free(struct nextok__catdraw *d)
 {
     if (!d) return;
-    free(d->key);
-    free(d->tmp);
-    free(d->w);
+    catdraw_release(d);
     free(d);
 }
 
@@ -33,21 +47,20 @@ static bool catdraw_reserve(struct nextok__catdraw *d, size_t n)
     size_t cap = d->cap ? d->cap : 64;
     while (cap < n) cap *= 2;
     if (cap > SIZE_MAX / sizeof(uint64_t)) return false;
-    uint64_t *key = malloc(cap * sizeof *key), *tmp = malloc(cap * sizeof *tmp);
-    double *w = malloc(cap * sizeof *w);
-    if (!key || !tmp || !w) {
-        free(key);
-        free(tmp);
-        free(w);
+    struct nextok__catdraw g = {.key = malloc(cap * sizeof(uint64_t)),
+                                .tmp = malloc(cap * sizeof(uint64_t)),
+                                .ids = malloc(cap * sizeof(int32_t)),
+                                .x = malloc(cap * sizeof(float)),
+                                .w = malloc(cap * sizeof(float)),
+                                .bsum = malloc(cap * sizeof(double)),
+                                .bstart = malloc(cap * sizeof(size_t)),
+                                .cap = cap};
+    if (!g.key || !g.tmp || !g.ids || !g.x || !g.w || !g.bsum || !g.bstart) {
+        catdraw_release(&g);
         return false;
     }
-    free(d->key);
-    free(d->tmp);
-    free(d->w);
-    d->key = key;
-    d->tmp = tmp;
-    d->w = w;
-    d->cap = cap;
+    catdraw_release(d);
+    *d = g;
     return true;
 }
 
@@ -98,6 +111,15 @@ static const uint64_t *id_order(struct nextok__catdraw *d,
         if (id > max_id) max_id = id;
     }
     if (ascending) return d->key;
+    if (n <= 96) { /* few candidates (after top-k/top-p): insertion sort beats radix passes */
+        for (size_t i = 1; i < n; i++) {
+            const uint64_t k = d->key[i];
+            size_t j = i;
+            for (; j > 0 && d->key[j - 1] > k; j--) d->key[j] = d->key[j - 1];
+            d->key[j] = k;
+        }
+        return d->key;
+    }
     uint64_t *src = d->key, *dst = d->tmp;
     for (unsigned b = 0; b < 32 && (max_id >> b) != 0; b += RADIX_BITS) {
         radix_pass(src, dst, n, 32 + b);
@@ -109,36 +131,51 @@ static const uint64_t *id_order(struct nextok__catdraw *d,
 }
 
 /*
- * Softmax over cur (p set on every candidate) and one categorical draw:
- * u = uniform(seed, step, NEXTOK_RNG_DIST, 0); walking ids ascending, the
- * first token whose running sum of w_i exceeds u·Z, Z summed in that same
- * order (the last one if rounding leaves none). Sets cur->selected; *z_out
- * (may be NULL) receives Z, relative to the maximum logit.
+ * Canonical weights of cur in id order (docs/semantics.md, Canonical weights):
+ * w = nextok__expw(l - m) with m the maximum logit, block sums, Z. Fills
+ * d->ids/x/w, the running block sums d->bsum, d->bstart and *set (*ids,
+ * if not NULL, the ids in that order); returns false on NOMEM.
+ */
+bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_token_data_array *cur,
+                             struct nextok__wset *set, const int32_t **ids)
+{
+    const size_t n = cur->size;
+    if (!catdraw_reserve(d, n)) return false;
+    const uint64_t *order = id_order(d, cur);
+    d->order = order;
+    float m = -INFINITY;
+    for (size_t j = 0; j < n; j++) {
+        const struct nextok_token_data *t = &cur->data[(uint32_t)order[j]];
+        d->ids[j] = t->id;
+        d->x[j] = t->logit;
+        m = t->logit > m ? t->logit : m; /* finite logits; the sign of a zero m never changes l - m */
+    }
+    nextok__kernels()->expw(d->x, n, m, d->w); /* bit-identical in every ISA */
+    const size_t nb = nextok__wset_sparse(d->ids, d->w, n, d->bsum, d->bstart);
+    *set = (struct nextok__wset){d->w, n, d->bsum, d->bstart, nb, nb ? d->bsum[nb - 1] : 0.0};
+    if (ids) *ids = d->ids;
+    return true;
+}
+
+/*
+ * Softmax over cur (p = w / Z set on every candidate) and one categorical
+ * draw (nextok__wset_draw) with u = uniform(seed, step, NEXTOK_RNG_DIST, 0).
+ * Sets cur->selected; *z_out (may be NULL) receives Z, relative to the
+ * maximum logit.
  */
 nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token_data_array *cur,
                                   uint64_t seed, uint64_t step, double *z_out)
 {
     const size_t n = cur->size;
     if (n == 0) return NEXTOK_ERR_NO_CANDIDATES;
-    if (!catdraw_reserve(d, n)) return NEXTOK_ERR_NOMEM;
-    const uint64_t *order = id_order(d, cur);
-    const double m = nextok__cand_max_logit(cur);
-    for (size_t i = 0; i < n; i++) d->w[i] = exp((double)cur->data[i].logit - m);
-    double z = 0.0;
-    for (size_t j = 0; j < n; j++) z += d->w[(uint32_t)order[j]];
-    for (size_t i = 0; i < n; i++) cur->data[i].p = (float)(d->w[i] / z);
-    const double target = nextok_rng_uniform(seed, step, NEXTOK_RNG_DIST, 0) * z;
-    size_t pick = (uint32_t)order[n - 1];
-    double acc = 0.0;
-    for (size_t j = 0; j < n; j++) {
-        acc += d->w[(uint32_t)order[j]];
-        if (acc > target) {
-            pick = (uint32_t)order[j];
-            break;
-        }
-    }
-    cur->selected = (int64_t)pick;
-    if (z_out) *z_out = z;
+    struct nextok__wset set;
+    if (!nextok__catdraw_weights(d, cur, &set, NULL)) return NEXTOK_ERR_NOMEM;
+    /* index j of the set is candidate (uint32_t)key[j] */
+    const uint64_t *key = d->order;
+    for (size_t j = 0; j < n; j++) cur->data[(uint32_t)key[j]].p = (float)((double)d->w[j] / set.z);
+    const size_t pick = nextok__wset_draw(&set, nextok_rng_uniform(seed, step, NEXTOK_RNG_DIST, 0));
+    cur->selected = (int64_t)(uint32_t)key[pick];
+    if (z_out) *z_out = set.z;
     return NEXTOK_OK;
 }
 

@@ -307,6 +307,92 @@ static double avx2_exp_sum(const float *x, size_t n, float m)
     return s;
 }
 
+/* ---- canonical weights (kernels.h: nextok__expw, nextok__wblock) ------------ */
+
+/* nextok__expw on 8 lanes: the same IEEE operations in the same order. */
+AI __m256 expw8(__m256 x)
+{
+    const __m256 mg = _mm256_set1_ps(NEXTOK__EXPW_MAGIC);
+    const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(NEXTOK__EXPW_LOG2E), mg);
+    const __m256 r = _mm256_fnmadd_ps(_mm256_sub_ps(t, mg), _mm256_set1_ps(NEXTOK__EXPW_LN2), x); /* = fmaf(-n, ln2, x) */
+    __m256 p = _mm256_set1_ps(NEXTOK__EXPW_G4);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NEXTOK__EXPW_G3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NEXTOK__EXPW_G2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NEXTOK__EXPW_G1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NEXTOK__EXPW_G0));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(t), 23));
+    /* x < -86 (or -inf): 0, whatever the lane computed */
+    const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(NEXTOK__EXPW_XMIN), _CMP_GE_OQ);
+    return _mm256_and_ps(keep, _mm256_castsi256_ps(e));
+}
+
+/* v = x or sat(x / div), as temp.c */
+AI __m256 temp8(__m256 x, float div)
+{
+    if (div == 1.0f) return x;
+    const __m256 fm = _mm256_set1_ps(3.40282347e38f);
+    x = _mm256_div_ps(x, _mm256_set1_ps(div));
+    return _mm256_max_ps(_mm256_min_ps(x, fm), _mm256_sub_ps(_mm256_setzero_ps(), fm));
+}
+
+/* Lanes as nextok__wblock: a0..a3 hold lanes 0-3, 4-7, 8-11, 12-15; the tree
+ * h = (a0 + a2, a1 + a3), q = h_lo + h_hi, d = q_lo + q_hi, d0 + d1. */
+AI double tree16(__m256d a0, __m256d a1, __m256d a2, __m256d a3)
+{
+    const __m256d q = _mm256_add_pd(_mm256_add_pd(a0, a2), _mm256_add_pd(a1, a3));
+    const __m128d d = _mm_add_pd(_mm256_castpd256_pd128(q), _mm256_extractf128_pd(q, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(d, _mm_unpackhi_pd(d, d)));
+}
+
+AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float m,
+                     float *w, double *bsum, double *cum)
+{
+    const __m256 mv = _mm256_set1_ps(m);
+    size_t b = 0;
+    double acc = 0.0; /* the running sum: its latency hides behind the exps */
+    for (; (b + 1) * 64 <= n; b++) {
+        __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (size_t j = 0; j < 8; j++) { /* 8 floats: lanes 8 (j & 1) .. +7, in float, in order */
+            const size_t i = b * 64 + j * 8;
+            const __m256 e = expw8(_mm256_sub_ps(temp8(load8(row, dt, i), div), mv));
+            _mm256_storeu_ps(w + i, e);
+            a[j & 1] = _mm256_add_ps(a[j & 1], e);
+        }
+        bsum[b] = tree16(_mm256_cvtps_pd(_mm256_castps256_ps128(a[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[0], 1)),
+                         _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
+        cum[b] = acc += bsum[b];
+    }
+    for (size_t i = b * 64; i < n; i++) { /* the partial block, scalar (same operations) */
+        float v = ld1(row, dt, i);
+        if (div != 1.0f) {
+            v = v / div;
+            if (v > 3.40282347e38f) v = 3.40282347e38f;
+            if (v < -3.40282347e38f) v = -3.40282347e38f;
+        }
+        w[i] = nextok__expw(v - m);
+    }
+    if (b * 64 < n) {
+        bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
+        cum[b] = acc + bsum[b];
+    }
+}
+
+static void avx2_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
+                         float *w, double *bsum, double *cum)
+{
+    BY_DTYPE(weights_impl, dt, row, n, div, m, w, bsum, cum);
+}
+
+static void avx2_expw(const float *x, size_t n, float m, float *w)
+{
+    const __m256 mv = _mm256_set1_ps(m);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(w + i, expw8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv)));
+    for (; i < n; i++) w[i] = nextok__expw(x[i] - m);
+}
+
 /* ---- widening --------------------------------------------------------------- */
 
 static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
@@ -328,6 +414,8 @@ static const struct nextok__kernels avx2_table = {
     .sum_sq = avx2_sum_sq,
     .exp_sum = avx2_exp_sum,
     .widen = avx2_widen,
+    .weights = avx2_weights,
+    .expw = avx2_expw,
 };
 
 const struct nextok__kernels *nextok__kernels_avx2(void) { return &avx2_table; }

@@ -109,6 +109,31 @@ static void ref_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float
     for (size_t i = 0; i < n; i++) dst[i] = ld(src, dt, i);
 }
 
+/* The definition of the canonical weights: element by element, block by block. */
+static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
+                        float *w, double *bsum, double *cum)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = ld(row, dt, i);
+        if (div != 1.0f) {
+            v = v / div; /* saturate as temp.c does (nextok__sat) */
+            if (v > 3.40282347e38f) v = 3.40282347e38f;
+            if (v < -3.40282347e38f) v = -3.40282347e38f;
+        }
+        w[i] = nextok__expw(v - m);
+    }
+    double acc = 0.0;
+    for (size_t b = 0; b * 64 < n; b++) {
+        bsum[b] = nextok__wblock(w + b * 64, n - b * 64 < 64 ? n - b * 64 : 64);
+        cum[b] = acc += bsum[b];
+    }
+}
+
+static void ref_expw(const float *x, size_t n, float m, float *w)
+{
+    for (size_t i = 0; i < n; i++) w[i] = nextok__expw(x[i] - m);
+}
+
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
@@ -118,6 +143,8 @@ static const struct nextok__kernels ref_table = {
     .sum_sq = ref_sum_sq,
     .exp_sum = ref_exp_sum,
     .widen = ref_widen,
+    .weights = ref_weights,
+    .expw = ref_expw,
 };
 
 const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }

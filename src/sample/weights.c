@@ -1,0 +1,92 @@
+/*
+ * The canonical categorical draw over weights (docs/semantics.md,
+ * Probabilities and Selectors: categorical), shared by the chain (dist,
+ * mirostat, sample_n) and the fused path.
+ *
+ * Weights come from nextok__expw and blocks from nextok__wblock
+ * (arch/kernels.h). A block is 64 consecutive token ids; a sparse candidate
+ * set (the chain) and a dense row whose non-candidates weigh 0 (the fused
+ * path) give the same block sums bit for bit, because adding +0 changes no
+ * double sum. Everything here is plain sequential double arithmetic, the same
+ * for both engines.
+ */
+#include "builtin.h"
+#include "arch/kernels.h"
+
+/* Group w (weights of ids ascending) into blocks of 64 ids: running sums
+ * cum[k] of the block sums, and the index bstart[k] of block k's first
+ * element. Returns the number of blocks. */
+size_t nextok__wset_sparse(const int32_t *ids, const float *w, size_t n, double *cum,
+                           size_t *bstart)
+{
+    size_t nb = 0;
+    double acc = 0.0;
+    for (size_t i = 0; i < n;) {
+        const int32_t blk = ids[i] >> 6;
+        float a[16] = {0};
+        bstart[nb] = i;
+        /* ids ascend, so each lane sees its elements in id order, as in the
+         * dense nextok__wblock */
+        for (; i < n && ids[i] >> 6 == blk; i++) a[ids[i] & 15] += w[i];
+        double d[16];
+        for (int l = 0; l < 16; l++) d[l] = (double)a[l];
+        cum[nb++] = acc += nextok__wtree(d);
+    }
+    return nb;
+}
+
+/* Running sums from block `from` on: cum[k] = cum[k-1] + bsum[k]. Returns Z. */
+double nextok__wset_cum(const double *bsum, size_t from, size_t nb, double *cum)
+{
+    double acc = from ? cum[from - 1] : 0.0;
+    for (size_t k = from; k < nb; k++) cum[k] = acc += bsum[k];
+    return nb ? cum[nb - 1] : 0.0;
+}
+
+static size_t block_begin(const struct nextok__wset *s, size_t k)
+{
+    return s->bstart ? s->bstart[k] : k * 64;
+}
+
+static size_t block_end(const struct nextok__wset *s, size_t k)
+{
+    if (k + 1 < s->nb) return block_begin(s, k + 1);
+    return s->n;
+}
+
+/* Last index in [b, e) with a positive weight (b if none). */
+static size_t last_positive(const float *w, size_t b, size_t e)
+{
+    for (size_t i = e; i > b; i--)
+        if (w[i - 1] > 0.0f) return i - 1;
+    return b;
+}
+
+/*
+ * target = u Z. The running sums cum (the very additions that formed Z) do
+ * not decrease, so the first block k with cum[k] > target is found by binary
+ * search: the result of a sequential walk. Inside block k, starting from
+ * cum[k-1], add weights in id order and take the first index where the sum
+ * exceeds target. When rounding leaves none (the lane-tree block sum and the
+ * sequential walk differ in the last bits), the block's last positive weight;
+ * when no block exceeds (u Z rounded up to Z), the last positive weight of the
+ * set. Returns an index into w.
+ */
+size_t nextok__wset_draw(const struct nextok__wset *s, double u)
+{
+    const double target = u * s->z;
+    size_t lo = 0, hi = s->nb; /* first k in [lo, hi) with cum[k] > target */
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (s->cum[mid] > target) hi = mid;
+        else lo = mid + 1;
+    }
+    if (lo == s->nb) return last_positive(s->w, 0, s->n);
+    const size_t b = block_begin(s, lo), e = block_end(s, lo);
+    double a = lo ? s->cum[lo - 1] : 0.0;
+    for (size_t i = b; i < e; i++) {
+        a += (double)s->w[i];
+        if (a > target) return i;
+    }
+    return last_positive(s->w, b, e);
+}
