@@ -581,7 +581,9 @@ NEXTOK_API nextok_status nextok_profile_from_name(const char *name, enum nextok_
 NEXTOK_API nextok_status nextok_chain_init_sampling(struct nextok_chain **out,
         const struct nextok_sampling_params *params, struct nextok_error *err);
 
-/* ==== BEGIN fast path and batches (owned by the fused/batch work) ======== */
+/* ------------------------------------------------------------------------ */
+/* Batches, thread pools, parallel sampling, CPU dispatch                   */
+/* ------------------------------------------------------------------------ */
 
 /*
  * The fused path. nextok_chain_sample/probs run it by themselves when the
@@ -646,9 +648,9 @@ NEXTOK_API nextok_status nextok_batch_sample_n(struct nextok_threadpool *pool,
         struct nextok_chain *const *chains, const void *logits, enum nextok_dtype dtype,
         size_t n_rows, size_t row_stride, size_t n, int32_t *tokens, nextok_status *row_status);
 
-/* ==== END fast path and batches ========================================== */
-
-/* ==== BEGIN vocabularies and detokenization ============================== */
+/* ------------------------------------------------------------------------ */
+/* Vocabularies and detokenization                                          */
+/* ------------------------------------------------------------------------ */
 
 /*
  * Vocabularies. A struct nextok_vocab maps token ids to text. It is loaded once
@@ -932,9 +934,9 @@ enum nextok_detok_directive {
 NEXTOK_API nextok_status nextok_detok_stream(struct nextok_detok *d, struct nextok_ids_in *in,
         struct nextok_text_out *out, enum nextok_detok_directive directive, size_t *held);
 
-/* ==== END vocabularies and detokenization ================================ */
-
-/* ==== BEGIN stop criteria and sessions ==================================== */
+/* ------------------------------------------------------------------------ */
+/* Stop criteria and streaming sessions                                     */
+/* ------------------------------------------------------------------------ */
 
 /*
  * Stop criteria. A stop matcher decides when generation ends and which text the
@@ -1170,8 +1172,6 @@ NEXTOK_API int32_t nextok_session_n_tokens(const struct nextok_session *s);
 /* The session's chain, for inspection (nextok_chain_get, ...). Do not add or
  * remove samplers while the session uses it. */
 NEXTOK_API struct nextok_chain *nextok_session_chain(const struct nextok_session *s);
-
-/* ==== END stop criteria and sessions ====================================== */
 
 /* ------------------------------------------------------------------------ */
 /* CPU features                                                              */
