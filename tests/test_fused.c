@@ -409,9 +409,67 @@ TEST(test_fused_dense_dist)
     CHECK(fused > 0);
 }
 
+/* top-p first (processors and a temperature before it; a quarter of the
+ * chains use Mirostat v2 instead): the histogram cut
+ * of fuse_top_p against top_p.c's sorted walk, densely drawn when dist
+ * follows, emitted in sorted order when another stage does; every ties mode,
+ * min_keep and p, tie-heavy rows included. */
+TEST(test_fused_top_p)
+{
+    int fused = 0, runs = 0;
+    for (int rep = 0; rep < scale() / 2 + 2; rep++)
+        for (int rk = 0; rk < R_COUNT; rk++)
+            for (int dt = 0; dt < 3; dt++) {
+                const size_t V = (size_t)(int[]){1, 2, 5, 64, 65, 999, 4097, 20000}[pick(8)];
+                struct nextok_chain_params cp = nextok_chain_default_params();
+                cp.n_vocab = (int32_t)V;
+                struct nextok_chain *c = NULL;
+                CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+                struct nextok_sampler *s = NULL;
+                if (pick(2)) {
+                    struct nextok_logit_bias lb[6];
+                    for (int i = 0; i < 6; i++)
+                        lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * 10 - 5) : -INFINITY};
+                    CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 6, NULL));
+                    CHECK_OK(nextok_chain_add(c, s));
+                }
+                if (pick(2)) {
+                    CHECK_OK(nextok_sampler_init_temp(&s, (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)], NULL));
+                    CHECK_OK(nextok_chain_add(c, s));
+                }
+                if (pick(4) == 0) { /* Mirostat v2 instead (fuse_miro2), tau 0.5 .. 8 */
+                    CHECK_OK(nextok_sampler_init_mirostat_v2(&s, 9 + (uint64_t)rep, (float)(0.5 + unif() * 7.5),
+                                                             (float)unif(), NULL));
+                    CHECK_OK(nextok_chain_add(c, s));
+                    dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
+                    runs++;
+                    fused += nextok_chain_last_fused(c);
+                    nextok_chain_free(c);
+                    continue;
+                }
+                const float p = (float[]){0.05f, 0.5f, 0.9f, 0.95f, 0.999f, (float)unif()}[pick(6)];
+                CHECK_OK(nextok_sampler_init_top_p(&s, p > 0.0f ? p : 0.5f, (enum nextok_ties)pick(2),
+                                                   pick(3) ? 1 : pick(40), NULL));
+                CHECK_OK(nextok_chain_add(c, s));
+                if (pick(3) == 0) { /* a tail stage: the sorted survivors are emitted */
+                    CHECK_OK(nextok_sampler_init_min_p(&s, 0.02f, 1, NULL));
+                    CHECK_OK(nextok_chain_add(c, s));
+                }
+                CHECK_OK(nextok_sampler_init_dist(&s, 3 + (uint64_t)rep, NULL));
+                CHECK_OK(nextok_chain_add(c, s));
+                dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
+                runs++;
+                fused += nextok_chain_last_fused(c);
+                nextok_chain_free(c);
+            }
+    printf("  %d top-p / mirostat-v2 chains, %d ended on the fused path\n", runs, fused);
+    CHECK(fused > 0);
+}
+
 int main(void)
 {
     RUN(test_fused_dense_dist);
+    RUN(test_fused_top_p);
     RUN(test_fused_random_configs);
     RUN(test_fused_manual_chains);
     RUN(test_fused_is_used);

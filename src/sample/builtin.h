@@ -118,6 +118,28 @@ size_t nextok__wset_sparse(const int32_t *ids, const float *w, size_t n, double 
 double nextok__wset_cum(const double *bsum, size_t from, size_t nb, double *cum);
 size_t nextok__wset_draw(const struct nextok__wset *s, double u);
 
+/* Top-p mass (docs/semantics.md, top-p): candidate i of a set of n weighs
+ * q_i = floor(w_i 2^s) with w_i its canonical weight and s =
+ * nextok__mass_shift(n), an integer; sums of q are exact (n 2^s <= 2^62), so
+ * they do not depend on the order of the additions. */
+unsigned nextok__mass_shift(size_t n);
+static inline uint64_t nextok__mass_q(float w, float scale /* 2^s */)
+{
+    /* w <= 1 for every candidate (the min only tames values a caller subtracts
+     * again); w scale is exact and below 2^63: truncation = floor */
+    return (uint64_t)(int64_t)((w < 1.0f ? w : 1.0f) * scale);
+}
+/* ceil(p Q) exactly (p in (0, 1)). */
+uint64_t nextok__mass_target(float p, uint64_t q);
+
+/* Mirostat v2 (mirostat.c): keep candidates with (double)l >= this (m the
+ * float maximum, z the canonical Z relative to it, mu the state). */
+double nextok__miro2_threshold(float m, double z, float mu);
+/* Mirostat's draw on an already truncated set (the fused path), remembering
+ * the distribution for accept. */
+nextok_status nextok__mirostat_draw(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                                    uint64_t step);
+
 /* Saturate to ±FLT_MAX so processed logits stay finite. */
 static inline float nextok__sat(float x)
 {

@@ -32,9 +32,15 @@
  *      same weights, block sums and walk as the chain's dist, so the same
  *      token and p; the distribution stays dense until probs asks for it.
  *
- * Chains whose first reducing stage is top-p, typical or mirostat are still
- * handed back to the plain chain (their filters use libm exp; see
- * docs/performance.md). Rows holding NaN or ±inf are handed back too; the
+ *   6. top-p as the first filter: a histogram of the integer top-p mass over
+ *      the logit's key, refined exactly only in the crossing bucket
+ *      (fuse_top_p); dist right after it draws densely, as in 5.
+ *
+ *   7. Mirostat v2 first: its logit threshold from the dense Z, one compaction,
+ *      its own draw on the survivors (fuse_miro2).
+ *
+ * Chains whose first reducing stage is typical or Mirostat v1 are still
+ * handed back to the plain chain (see docs/performance.md). Rows holding NaN or ±inf are handed back too; the
  * plain chain owns those rules (docs/semantics.md, Input rows).
  *
  * No allocation per call in steady state: the plan and all buffers live in
@@ -47,6 +53,9 @@
 
 #include <float.h>
 #include <stdint.h>
+
+#define HBINS 2048 /* histogram buckets of fuse_top_p: 11 key bits a level */
+#define HCOPIES 4  /* interleaved level-0 mass histograms                    */
 
 enum filt { F_NONE = 0, F_TOP1, F_GREEDY, F_TOP_K, F_MIN_P, F_SIGMA };
 
@@ -77,6 +86,14 @@ struct nextok__fused {
     double dz;          /* Z                                                    */
     float dt;           /* the temperature divisor used                         */
     size_t d_touched;   /* touched ids of that call (f->touched)               */
+    bool d_cut;         /* a top-p cut applies: candidates are keep(v, id)     */
+    float d_cut_v;      /* ... v > d_cut_v, or v == d_cut_v and id <= d_cut_id */
+    int32_t d_cut_id;
+
+    /* top-p by histogram of mass (fuse_top_p), allocated on first use */
+    uint64_t *cq;       /* masses of the crossing bucket's candidates          */
+    uint64_t (*hq)[HBINS]; /* two interleaved mass histograms                  */
+    uint32_t (*hn)[HBINS]; /* and counts                                       */
 };
 
 #define SAMPLE_N 512
@@ -105,6 +122,9 @@ void nextok__fused_free(struct nextok__fused *f)
     free(f->dw);
     free(f->dbs);
     free(f->dcum);
+    free(f->cq);
+    free(f->hq);
+    free(f->hn);
     free(f);
 }
 
@@ -726,6 +746,52 @@ static float dense_value(const struct nextok__fused *f, const void *row, enum ne
     return P(nextok__row_get(row, dt, i), t);
 }
 
+/* The canonical weights of every candidate into f->dw (one SIMD pass; the
+ * touched ids get their override's weight, 0 when removed, and their blocks
+ * are summed again), block sums, running sums and f->dz = Z. */
+static void dense_weights(const struct run *r, float m)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    r->k->weights(r->row, r->dt, V, r->t, m, f->dw, f->dbs, f->dcum);
+    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
+    for (size_t j = 0; j < f->n_ov; j++) f->dw[f->ov[j].id] = nextok__expw(P(f->ov[j].logit, r->t) - m);
+    size_t dirty = nb; /* first block whose sum changed */
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t b = (size_t)f->touched[j] >> 6;
+        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+        if (b < dirty) dirty = b;
+    }
+    f->dz = dirty < nb ? nextok__wset_cum(f->dbs, dirty, nb, f->dcum) : f->dcum[nb - 1];
+}
+
+/*
+ * Mirostat v2 (mirostat.c): keep (double)l >= m + ln Z - μ ln 2 with the
+ * canonical Z, which one SIMD weights pass gives (dense_weights); the kept
+ * set {l >= thr} is then one threshold compaction (raw preimage of the float
+ * ceiling of thr), in id order as the chain leaves it; none kept: the top
+ * candidate. Mirostat's own draw runs on it (and remembers it for accept).
+ */
+static bool fuse_miro2(struct nextok_chain *c, struct run *r, struct nextok_sampler *s)
+{
+    struct nextok__fused *f = r->f;
+    float m;
+    if (!dense_reserve(f) || !dense_max(r, &m)) return false;
+    dense_weights(r, m);
+    const double thr =
+        nextok__miro2_threshold(m, f->dz, ((const struct nextok__p_mirostat *)nextok_sampler_ctx(s))->mu);
+    const float tau = preimage(float_ceil(thr), r->t);
+    if (!compact(r, tau)) return false;
+    const size_t n = emit_ge(c, r, thr);
+    if (n == 0) {
+        if (!fuse_top1(c, r, false)) return false;
+    } else {
+        set_last(c, n, false);
+    }
+    c->last.selected = -1;
+    return nextok__mirostat_draw(s, &c->last, c->step) == NEXTOK_OK;
+}
+
 /*
  * dist over every candidate (processors, at most a temperature before it).
  * The chain computes w = expw(l - m) for its candidates in id order, their
@@ -743,24 +809,298 @@ static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
     float m;
     if (!dense_reserve(f) || !dense_max(r, &m)) return false;
     const size_t V = r->V, nb = (V + 63) / 64;
-    r->k->weights(r->row, r->dt, V, r->t, m, f->dw, f->dbs, f->dcum);
-    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
-    for (size_t j = 0; j < f->n_ov; j++) f->dw[f->ov[j].id] = nextok__expw(P(f->ov[j].logit, r->t) - m);
-    size_t dirty = nb; /* first block whose sum changed */
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t b = (size_t)f->touched[j] >> 6;
-        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
-        if (b < dirty) dirty = b;
-    }
-    f->dz = dirty < nb ? nextok__wset_cum(f->dbs, dirty, nb, f->dcum) : f->dcum[nb - 1];
+    dense_weights(r, m);
     f->dt = r->t;
     f->d_touched = r->n_touched;
+    f->d_cut = false;
     const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
     const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
     c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
                                             (float)((double)f->dw[id] / f->dz)};
     c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
     c->last_dense = true;
+    return true;
+}
+
+/* ---- top-p by a histogram of mass ------------------------------------------------------- */
+
+/*
+ * top-p (docs/semantics.md): the candidates' masses q = floor(w 2^s) are
+ * integers, so every sum of them is exact in any order and this path reaches
+ * the chain's cut (top_p.c, a sorted walk) without sorting: the mass of each
+ * bucket of the order-preserving key is summed in one pass over the weights
+ * (level 0: key bits 31..21), the crossing bucket is found from the top, and
+ * only its candidates are refined (bits 20..10, then 9..0). The last level is
+ * one logit value L; its candidates in id order complete the walk. The cut is
+ * "v > L, or v == L and id <= cut" (keep-ties: every id of L).
+ */
+
+/* Key of a processed value, -0 as +0 (they compare equal as logits). */
+static inline uint32_t tp_key(float v)
+{
+    uint32_t u;
+    v += 0.0f;
+    memcpy(&u, &v, sizeof u);
+    return u ^ ((uint32_t)(-(int32_t)(u >> 31)) | 0x80000000u); /* fkey_bits, no branch */
+}
+
+static bool tp_reserve(struct nextok__fused *f)
+{
+    if (!dense_reserve(f)) return false;
+    if (!f->cq) f->cq = malloc(((size_t)f->n_vocab + SLACK) * sizeof *f->cq);
+    if (!f->hq) f->hq = malloc(HCOPIES * sizeof *f->hq);
+    if (!f->hn) f->hn = malloc(2 * sizeof *f->hn);
+    return f->cq && f->hq && f->hn;
+}
+
+/* Processed values of ids i0 .. i0+n-1 (n <= 64): the row itself for f32
+ * without temperature, else converted into buf. */
+static const float *tp_vals(const struct run *r, size_t i0, size_t n, float *buf)
+{
+    if (r->dt == NEXTOK_DTYPE_F32 && r->t == 1.0f) return (const float *)r->row + i0;
+    for (size_t i = 0; i < n; i++) buf[i] = P(nextok__row_get(r->row, r->dt, i0 + i), r->t);
+    return buf;
+}
+
+/* Smallest value whose key is >= k (-inf/+inf where k falls among NaN keys). */
+static float tp_unkey(uint32_t k)
+{
+    const uint32_t u = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
+    float v;
+    memcpy(&v, &u, sizeof v);
+    if (isnan(v)) return (k & 0x80000000u) ? INFINITY : -INFINITY;
+    return v;
+}
+
+/* Level 0 over the row: masses (f->dw, the row's weights) and, when asked,
+ * counts per key bucket (counts stay 0 otherwise), interleaved copies so that equal buckets in a row do not wait
+ * on each other; touched ids then trade their row term for their override's
+ * (integers: the subtraction is exact). Merged into hq[0], hn[0]. */
+static void tp_level0(const struct run *r, float m, float scale, bool counts)
+{
+    struct nextok__fused *f = r->f;
+    uint64_t(*hq)[HBINS] = f->hq;
+    uint32_t(*hn)[HBINS] = f->hn;
+    memset(hq, 0, HCOPIES * sizeof *hq);
+    memset(hn, 0, 2 * sizeof *hn);
+    float vb[64];
+    for (size_t b = 0; b < r->V; b += 64) {
+        const size_t len = r->V - b < 64 ? r->V - b : 64;
+        const float *v = tp_vals(r, b, len, vb);
+        const float *w = f->dw + b;
+        for (size_t i = 0; i < len; i++)
+            hq[i & (HCOPIES - 1)][tp_key(v[i]) >> 21] += nextok__mass_q(w[i], scale);
+        if (counts)
+            for (size_t i = 0; i < len; i++) hn[i & 1][tp_key(v[i]) >> 21]++;
+    }
+    for (unsigned k = 0; k < HBINS; k++) {
+        for (unsigned c = 1; c < HCOPIES; c++) hq[0][k] += hq[c][k];
+        hn[0][k] += hn[1][k];
+    }
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t id = (size_t)f->touched[j];
+        const uint32_t k = tp_key(P(nextok__row_get(r->row, r->dt, id), r->t)) >> 21;
+        hq[0][k] -= nextok__mass_q(f->dw[id], scale);
+        hn[0][k] -= counts;
+    }
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const float x = P(f->ov[j].logit, r->t);
+        const uint32_t k = tp_key(x) >> 21;
+        hq[0][k] += nextok__mass_q(nextok__expw(x - m), scale);
+        hn[0][k] += counts;
+    }
+}
+
+/* The crossing bucket: from the top, the first bucket b with above + hq[b] >=
+ * target; *above and *n_above get the mass and count of the buckets over it. */
+static unsigned tp_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins, uint64_t target,
+                         uint64_t *above, size_t *n_above)
+{
+    for (unsigned b = nbins; b-- > 0;) {
+        if (*above + hq[b] >= target) return b;
+        *above += hq[b];
+        *n_above += hn[b];
+    }
+    return 0; /* not reached: the total mass is >= target */
+}
+
+/* Candidates of level-0 bucket B: ids (ascending) in cids, values in cvals,
+ * masses in cq. Returns the count, or (size_t)-1 on a non-finite row. The
+ * untouched ones come from one compaction at the bucket's lowest value (its
+ * raw preimage), filtered to the bucket. */
+static size_t tp_gather(struct run *r, uint32_t B, float m, float scale)
+{
+    struct nextok__fused *f = r->f;
+    if (!compact(r, preimage(tp_unkey(B << 21), r->t))) return (size_t)-1;
+    size_t n = 0;
+    for (size_t i = 0; i < r->nc; i++) {
+        const float x = P(f->cvals[i], r->t);
+        f->cids[n] = f->cids[i];
+        f->cvals[n] = x;
+        n += tp_key(x) >> 21 == B;
+    }
+    for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
+    /* overrides in the bucket, merged in id order from the back */
+    size_t extra = 0;
+    for (size_t j = 0; j < f->n_ov; j++) extra += tp_key(P(f->ov[j].logit, r->t)) >> 21 == B;
+    const size_t total = n + extra;
+    size_t i = n, k = total;
+    for (size_t j = f->n_ov; j-- > 0 && extra > 0;) {
+        const float x = P(f->ov[j].logit, r->t);
+        if (tp_key(x) >> 21 != B) continue;
+        for (; i > 0 && f->cids[i - 1] > f->ov[j].id; k--, i--) {
+            f->cids[k - 1] = f->cids[i - 1];
+            f->cvals[k - 1] = f->cvals[i - 1];
+            f->cq[k - 1] = f->cq[i - 1];
+        }
+        k--;
+        f->cids[k] = f->ov[j].id;
+        f->cvals[k] = x;
+        f->cq[k] = nextok__mass_q(nextok__expw(x - m), scale);
+        extra--;
+    }
+    return total;
+}
+
+/* Refine the gathered candidates by key bits shift .. shift+bits-1: keep
+ * only the crossing sub-bucket's (in place, order kept). Returns the count. */
+static size_t tp_refine(struct nextok__fused *f, size_t n, unsigned shift, unsigned bits,
+                        uint64_t target, uint64_t *above, size_t *n_above)
+{
+    uint64_t *hq = f->hq[0];
+    uint32_t *hn = f->hn[0];
+    const unsigned nb = 1u << bits;
+    memset(hq, 0, nb * sizeof *hq);
+    memset(hn, 0, nb * sizeof *hn);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t k = (tp_key(f->cvals[i]) >> shift) & (nb - 1);
+        hq[k] += f->cq[i];
+        hn[k]++;
+    }
+    const unsigned B = tp_cross(hq, hn, nb, target, above, n_above);
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (((tp_key(f->cvals[i]) >> shift) & (nb - 1)) != B) continue;
+        f->cids[j] = f->cids[i];
+        f->cvals[j] = f->cvals[i];
+        f->cq[j++] = f->cq[i];
+    }
+    return j;
+}
+
+static inline bool tp_keep(float v, int32_t id, float L, int32_t cut)
+{
+    return v > L || (v == L && id <= cut);
+}
+
+/* Survivors in sorted order into c->work (the chain's top-p output). */
+static void tp_emit(struct nextok_chain *c, const struct run *r, float L, int32_t cut)
+{
+    const struct nextok__fused *f = r->f;
+    size_t n = 0, o = 0;
+    float vb[64];
+    for (size_t b = 0; b < r->V; b += 64) {
+        const size_t len = r->V - b < 64 ? r->V - b : 64;
+        const float *v = tp_vals(r, b, len, vb);
+        for (size_t i = 0; i < len; i++) {
+            const int32_t id = (int32_t)(b + i);
+            float x = v[i];
+            if (f->tmask[id]) {
+                while (o < f->n_ov && f->ov[o].id < id) o++;
+                if (o == f->n_ov || f->ov[o].id != id) continue;
+                x = P(f->ov[o].logit, r->t);
+            }
+            if (tp_keep(x, id, L, cut)) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
+        }
+    }
+    set_last(c, n, true);
+}
+
+/* dist right after the cut: the dense weights with every non-survivor at 0
+ * (the chain's dist sees only survivors; zeros change no sum; the survivors'
+ * maximum is m), their block sums and the canonical walk, as fuse_dist. */
+static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float m, float L,
+                          int32_t cut, uint64_t seed)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    float vb[64];
+    for (size_t b = 0; b < V; b += 64) {
+        const size_t len = V - b < 64 ? V - b : 64;
+        const float *v = tp_vals(r, b, len, vb);
+        float *w = f->dw + b;
+        for (size_t i = 0; i < len; i++) {
+            const int keep = (v[i] > L) | ((v[i] == L) & ((int32_t)(b + i) <= cut));
+            w[i] = keep ? w[i] : 0.0f;
+        }
+        f->dbs[b / 64] = nextok__wblock(w, len);
+    }
+    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const float x = P(f->ov[j].logit, r->t);
+        if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x - m);
+    }
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t b = (size_t)f->touched[j] >> 6;
+        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+    }
+    f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
+    f->dt = r->t;
+    f->d_touched = r->n_touched;
+    f->d_cut = true;
+    f->d_cut_v = L;
+    f->d_cut_id = cut;
+    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
+    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
+    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
+                                            (float)((double)f->dw[id] / f->dz)};
+    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
+    c->last_dense = true;
+}
+
+/* top-p as the first filter; `dist_seed` non-NULL: dist follows and ends the
+ * chain (drawn densely). Fewer survivors than min_keep: the top min_keep (and
+ * ties in keep mode), as top_p.c. */
+static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_top_p *q,
+                       const uint64_t *dist_seed, bool *drawn)
+{
+    struct nextok__fused *f = r->f;
+    float m;
+    *drawn = false;
+    if (!tp_reserve(f) || !dense_max(r, &m)) return false;
+    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set));
+    r->k->weights(r->row, r->dt, r->V, r->t, m, f->dw, f->dbs, f->dcum);
+    const size_t mk = q->min_keep ? q->min_keep : 1;
+    tp_level0(r, m, scale, mk > 1); /* with min_keep 1 the counts are not needed */
+    uint64_t total = 0;
+    for (unsigned k = 0; k < HBINS; k++) total += f->hq[0][k];
+    const uint64_t target = nextok__mass_target(q->p, total);
+    uint64_t above = 0;
+    size_t n_above = 0;
+    const unsigned B = tp_cross(f->hq[0], f->hn[0], HBINS, target, &above, &n_above);
+    size_t n = tp_gather(r, B, m, scale);
+    if (n == (size_t)-1) return false;
+    n = tp_refine(f, n, 10, 11, target, &above, &n_above);
+    n = tp_refine(f, n, 0, 10, target, &above, &n_above);
+    /* one value L left; its ids ascend (gathered in id order), equal masses */
+    const float L = f->cvals[0];
+    int32_t cut = INT32_MAX;
+    size_t n_keep = n_above + n;
+    if (q->ties != NEXTOK_TIES_KEEP) {
+        size_t j = 0;
+        while (above + f->cq[j] < target) above += f->cq[j++];
+        cut = f->cids[j];
+        n_keep = n_above + j + 1;
+    }
+    if (n_keep < mk) {
+        return fuse_top_k(c, r, mk < r->n_set ? mk : r->n_set, q->ties == NEXTOK_TIES_KEEP);
+    }
+    if (!dist_seed) {
+        tp_emit(c, r, L, cut);
+        return true;
+    }
+    tp_dense_draw(c, r, m, L, cut, *dist_seed);
+    *drawn = true;
     return true;
 }
 
@@ -788,6 +1128,7 @@ void nextok__fused_materialize(struct nextok_chain *c, const void *row, enum nex
         if (o < f->n_ov && f->ov[o].id == (int32_t)i) v = P(f->ov[o++].logit, f->dt);
         else if (f->tmask[i]) continue; /* removed by a processor */
         else v = P(nextok__row_get(row, dt, i), f->dt);
+        if (f->d_cut && !tp_keep(v, (int32_t)i, f->d_cut_v, f->d_cut_id)) continue;
         if ((int32_t)i == sel) pick = n;
         c->work[n++] = (struct nextok_token_data){(int32_t)i, v, (float)((double)f->dw[i] / f->dz)};
     }
@@ -859,6 +1200,19 @@ static size_t run_prefix(struct nextok_chain *c, struct run *r, size_t i)
         case NEXTOK__K_DIST:
             if (i + 1 != c->n) goto stop; /* a stage after the selector needs the array */
             return fuse_dist(c, r, ((const struct nextok__p_seed *)p)->seed) ? c->n : (size_t)-1;
+        case NEXTOK__K_TOP_P: {
+            const struct nextok__p_top_p *q = p;
+            if (q->p >= 1.0f || r->n_set <= 1) continue;
+            const struct nextok_sampler *nx = i + 2 == c->n ? c->samplers[i + 1] : NULL;
+            const uint64_t *seed = nx && nextok__sampler_kind(nx) == NEXTOK__K_DIST
+                                       ? &((const struct nextok__p_seed *)nextok_sampler_ctx(nx))->seed
+                                       : NULL;
+            bool drawn = false;
+            if (!fuse_top_p(c, r, q, seed, &drawn)) return (size_t)-1;
+            return drawn ? c->n : i + 1;
+        }
+        case NEXTOK__K_MIROSTAT_V2:
+            return fuse_miro2(c, r, c->samplers[i]) ? i + 1 : (size_t)-1;
         case NEXTOK__K_TOP_N_SIGMA: {
             const struct nextok__p_sigma *q = p;
             if (q->n <= 0.0f || r->n_set <= 1) continue;

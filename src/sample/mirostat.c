@@ -136,30 +136,46 @@ static nextok_status v1_apply(struct nextok_sampler *s, struct nextok_token_data
 
 /* ---- v2 --------------------------------------------------------------------- */
 
-/* Remove candidates with surprise -log2 p > μ. {surprise <= μ} is a sorted
- * prefix, so this is llama.cpp's truncation without sorting; the top
+/* Remove candidates with surprise -log2 p > μ, evaluated as l >= m + ln Z -
+ * μ ln 2 (nextok__miro2_threshold, with the canonical Z of the draw's
+ * weights), so the fused path (src/sample/fused.c) computes the very same
+ * threshold from its dense weights. The kept set is a sorted prefix; the top
  * candidate always stays. */
-static void v2_truncate(const struct miro_ctx *c, struct nextok_token_data_array *cur)
+static bool v2_truncate(struct miro_ctx *c, struct nextok_token_data_array *cur)
 {
-    const double m = nextok__cand_max_logit(cur), mu = c->p.mu;
-    double z = 0.0;
-    for (size_t i = 0; i < cur->size; i++) z += exp((double)cur->data[i].logit - m);
+    struct nextok__wset set;
+    if (!nextok__catdraw_weights(c->draw, cur, &set, NULL)) return false;
+    const double thr = nextok__miro2_threshold(nextok__cand_max_logit(cur), set.z, c->p.mu);
     size_t j = 0;
     for (size_t i = 0; i < cur->size; i++)
-        if (-log2(exp((double)cur->data[i].logit - m) / z) <= mu) cur->data[j++] = cur->data[i];
+        if ((double)cur->data[i].logit >= thr) cur->data[j++] = cur->data[i];
     if (j == 0) {
         cur->data[0] = cur->data[nextok__cand_argmax(cur)];
         cur->sorted = true;
         j = 1;
     }
     cur->size = j;
+    return true;
+}
+
+double nextok__miro2_threshold(float m, double z, float mu)
+{
+    return (double)m + log(z) - (double)mu * 0.693147180559945309417;
+}
+
+nextok_status nextok__mirostat_draw(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                                    uint64_t step)
+{
+    return draw_and_cache(s, s->ctx, cur, step);
 }
 
 static nextok_status v2_apply(struct nextok_sampler *s, struct nextok_token_data_array *cur,
                               uint64_t step)
 {
     struct miro_ctx *c = s->ctx;
-    v2_truncate(c, cur);
+    if (!v2_truncate(c, cur))
+        return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM, "%s: out of memory for %zu candidates",
+                                        s->iface->name(s), cur->size);
     return draw_and_cache(s, c, cur, step);
 }
 

@@ -6,8 +6,13 @@
  * The nucleus is usually a small prefix of a large vocabulary, so the array is
  * sorted only as far as the walk needs (partial sorts of a growing prefix);
  * the sum is the same as after a full sort.
+ *
+ * The mass is the integer one of docs/semantics.md (canonical weights scaled
+ * to 2^s and truncated), so its sums are exact in any order and the fused
+ * path (src/sample/fused.c, fuse_top_p) reaches the same cut by histogram.
  */
 #include "builtin.h"
+#include "arch/kernels.h"
 
 /* Sort at least the first `want` candidates (all if want >= size); returns
  * the length of the sorted prefix. */
@@ -24,23 +29,52 @@ static size_t sorted_prefix(struct nextok_token_data_array *cur, size_t want)
 /* Next prefix length to sort: start small, then grow geometrically. */
 static size_t next_len(size_t have) { return have < 64 ? 64 : have * 4; }
 
-static double sum_exp(const struct nextok_token_data_array *cur, double m)
+#define CHUNK 64
+
+/* Canonical weights of cur->data[i0 .. i0+n-1] (n <= CHUNK) into w: the SIMD
+ * kernel (bit-identical to nextok__expw). */
+static void chunk_weights(const struct nextok_token_data_array *cur, size_t i0, size_t n, float m,
+                          float *w)
 {
-    double z = 0.0;
-    for (size_t i = 0; i < cur->size; i++) z += exp((double)cur->data[i].logit - m);
-    return z;
+    float x[CHUNK];
+    for (size_t i = 0; i < n; i++) x[i] = cur->data[i0 + i].logit;
+    nextok__kernels()->expw(x, n, m, w);
 }
 
-/* Shortest prefix with cumulative probability >= target (double, sorted
- * order). *have is the sorted prefix length, grown as needed. */
-static size_t nucleus(struct nextok_token_data_array *cur, double target, size_t *have)
+/* Mass of every candidate and the target (docs/semantics.md, top-p): q_i =
+ * floor(expw(l_i - m) 2^s), Q = sum q_i (exact: integers), target ceil(p Q). */
+static uint64_t mass_target(const struct nextok_token_data_array *cur, float p, float m,
+                            float scale)
 {
-    const double m = nextok__cand_max_logit(cur);
-    const double z = sum_exp(cur, m);
-    double cum = 0.0;
+    uint64_t q = 0;
+    float w[CHUNK];
+    for (size_t b = 0; b < cur->size; b += CHUNK) {
+        const size_t n = cur->size - b < CHUNK ? cur->size - b : CHUNK;
+        chunk_weights(cur, b, n, m, w);
+        for (size_t i = 0; i < n; i++) q += nextok__mass_q(w[i], scale);
+    }
+    return nextok__mass_target(p, q);
+}
+
+/* Shortest sorted prefix whose mass reaches the target. *have is the sorted
+ * prefix length, grown as needed; weights are computed a chunk of the sorted
+ * prefix at a time. */
+static size_t nucleus(struct nextok_token_data_array *cur, float p, size_t *have)
+{
+    const float m = nextok__cand_max_logit(cur);
+    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(cur->size));
+    const uint64_t target = mass_target(cur, p, m, scale);
+    uint64_t cum = 0;
+    float w[CHUNK];
+    size_t w0 = 0, wn = 0; /* w holds the weights of data[w0 .. w0+wn-1] */
     for (size_t n = 0; n < cur->size; n++) {
         if (n == *have) *have = sorted_prefix(cur, next_len(*have));
-        cum += exp((double)cur->data[n].logit - m) / z;
+        if (n == w0 + wn) {
+            w0 = n;
+            wn = *have - n < CHUNK ? *have - n : CHUNK;
+            chunk_weights(cur, w0, wn, m, w);
+        }
+        cum += nextok__mass_q(w[n - w0], scale);
         if (cum >= target) return n + 1;
     }
     return cur->size;
@@ -64,7 +98,7 @@ static nextok_status top_p_apply(struct nextok_sampler *s, struct nextok_token_d
     const struct nextok__p_top_p *c = s->ctx;
     if (c->p >= 1.0f || cur->size <= 1) return NEXTOK_OK;
     size_t have = cur->sorted ? cur->size : 0;
-    size_t n = nucleus(cur, (double)c->p, &have);
+    size_t n = nucleus(cur, c->p, &have);
     const size_t mk = c->min_keep ? c->min_keep : 1;
     if (n < mk) n = mk < cur->size ? mk : cur->size;
     if (n > have) have = sorted_prefix(cur, n);

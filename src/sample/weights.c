@@ -90,3 +90,35 @@ size_t nextok__wset_draw(const struct nextok__wset *s, double u)
     }
     return last_positive(s->w, b, e);
 }
+
+/* Top-p mass scale: the largest s with n 2^s <= 2^62 (w <= 1, so any sum of
+ * n masses fits in 63 bits). */
+unsigned nextok__mass_shift(size_t n)
+{
+    unsigned b = 0; /* ceil(log2 n) */
+    while (b < 62 && ((size_t)1 << b) < n) b++;
+    return 62 - b;
+}
+
+/* ceil(p Q) exactly: p = mant 2^-k (mant < 2^24, k >= 24), so p Q = mant Q /
+ * 2^k with mant Q < 2^86 held as hi:lo (64-bit halves). */
+uint64_t nextok__mass_target(float p, uint64_t q)
+{
+    int e = 0;
+    const float f = frexpf(p, &e); /* p = f 2^e, f in [0.5, 1) */
+    const uint64_t mant = (uint64_t)(f * 16777216.0f);
+    const int k = 24 - e;
+    const uint64_t a = mant * (q & 0xffffffffu), b = mant * (q >> 32);
+    uint64_t lo = a + (b << 32);
+    uint64_t hi = (b >> 32) + (lo < a);
+    if (k >= 128) return (hi | lo) ? 1 : 0;
+    uint64_t fl, rem;
+    if (k >= 64) {
+        fl = hi >> (k - 64);
+        rem = lo | (k > 64 ? hi & ((UINT64_C(1) << (k - 64)) - 1) : 0);
+    } else {
+        fl = (lo >> k) | (hi << (64 - k)); /* k >= 24, the quotient fits */
+        rem = lo & ((UINT64_C(1) << k) - 1);
+    }
+    return fl + (rem != 0);
+}
