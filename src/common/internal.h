@@ -43,6 +43,12 @@ struct nextok_sampler {
 nextok_status nextok__sampler_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
                                   void *ctx, struct nextok_error *err);
 
+/* clone and free for built-in samplers whose ctx is one plain parameter
+ * struct of `size` bytes (no pointers): a bitwise copy is a full clone. */
+nextok_status nextok__clone_params(const struct nextok_sampler *s, size_t size,
+                                   struct nextok_sampler **out);
+void nextok__free_ctx(struct nextok_sampler *s);
+
 /* Validation helpers for constructors: each returns OK or fills err. */
 nextok_status nextok__check_vocab(int32_t n_vocab, struct nextok_error *err);
 nextok_status nextok__check_finite(float v, const char *name, struct nextok_error *err);

@@ -77,28 +77,24 @@ static const char *eta_name(const struct nextok_sampler *s)
     return "eta";
 }
 
-static void cutoff_free(struct nextok_sampler *s) { free(s->ctx); }
 
 static nextok_status cutoff_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_cutoff *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_cutoff *)s->ctx;
-    return nextok__sampler_new(out, s->iface, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_cutoff), out);
 }
 
 const struct nextok_sampler_i nextok__iface_epsilon = {
     .name = epsilon_name,
     .apply = epsilon_apply,
     .clone = cutoff_clone,
-    .free = cutoff_free,
+    .free = nextok__free_ctx,
 };
 
 const struct nextok_sampler_i nextok__iface_eta = {
     .name = eta_name,
     .apply = eta_apply,
     .clone = cutoff_clone,
-    .free = cutoff_free,
+    .free = nextok__free_ctx,
 };
 
 static nextok_status cutoff_init(struct nextok_sampler **out, const struct nextok_sampler_i *iface,

@@ -40,21 +40,17 @@ static const char *min_p_name(const struct nextok_sampler *s)
     return "min-p";
 }
 
-static void min_p_free(struct nextok_sampler *s) { free(s->ctx); }
 
 static nextok_status min_p_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_min_p *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_min_p *)s->ctx;
-    return nextok__sampler_new(out, &nextok__iface_min_p, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_min_p), out);
 }
 
 const struct nextok_sampler_i nextok__iface_min_p = {
     .name = min_p_name,
     .apply = min_p_apply,
     .clone = min_p_clone,
-    .free = min_p_free,
+    .free = nextok__free_ctx,
 };
 
 nextok_status nextok_sampler_init_min_p(struct nextok_sampler **out, float p, size_t min_keep,

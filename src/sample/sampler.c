@@ -98,3 +98,14 @@ void nextok_sampler_free(struct nextok_sampler *s)
     if (s->iface->free) s->iface->free(s);
     free(s);
 }
+
+nextok_status nextok__clone_params(const struct nextok_sampler *s, size_t size,
+                                   struct nextok_sampler **out)
+{
+    void *c = malloc(size);
+    if (!c) return NEXTOK_ERR_NOMEM;
+    memcpy(c, s->ctx, size);
+    return nextok__sampler_new(out, s->iface, c, NULL);
+}
+
+void nextok__free_ctx(struct nextok_sampler *s) { free(s->ctx); }

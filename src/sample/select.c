@@ -322,21 +322,17 @@ static const char *gumbel_name(const struct nextok_sampler *s)
     return "gumbel";
 }
 
-static void gumbel_free(struct nextok_sampler *s) { free(s->ctx); }
 
 static nextok_status gumbel_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_seed *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_seed *)s->ctx;
-    return nextok__sampler_new(out, &nextok__iface_gumbel, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_seed), out);
 }
 
 const struct nextok_sampler_i nextok__iface_gumbel = {
     .name = gumbel_name,
     .apply = gumbel_apply,
     .clone = gumbel_clone,
-    .free = gumbel_free,
+    .free = nextok__free_ctx,
 };
 
 nextok_status nextok_sampler_init_gumbel(struct nextok_sampler **out, uint64_t seed,

@@ -71,21 +71,17 @@ static const char *temp_name(const struct nextok_sampler *s)
     return "temp";
 }
 
-static void ctx_free(struct nextok_sampler *s) { free(s->ctx); }
 
 static nextok_status temp_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_temp *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_temp *)s->ctx;
-    return nextok__sampler_new(out, &nextok__iface_temp, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_temp), out);
 }
 
 const struct nextok_sampler_i nextok__iface_temp = {
     .name = temp_name,
     .apply = temp_apply,
     .clone = temp_clone,
-    .free = ctx_free,
+    .free = nextok__free_ctx,
 };
 
 nextok_status nextok_sampler_init_temp(struct nextok_sampler **out, float t,
@@ -138,17 +134,14 @@ static const char *temp_ext_name(const struct nextok_sampler *s)
 
 static nextok_status temp_ext_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_temp_ext *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_temp_ext *)s->ctx;
-    return nextok__sampler_new(out, &nextok__iface_temp_ext, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_temp_ext), out);
 }
 
 const struct nextok_sampler_i nextok__iface_temp_ext = {
     .name = temp_ext_name,
     .apply = temp_ext_apply,
     .clone = temp_ext_clone,
-    .free = ctx_free,
+    .free = nextok__free_ctx,
 };
 
 nextok_status nextok_sampler_init_temp_ext(struct nextok_sampler **out, float t, float range,

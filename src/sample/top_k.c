@@ -52,21 +52,17 @@ static const char *top_k_name(const struct nextok_sampler *s)
     return "top-k";
 }
 
-static void top_k_free(struct nextok_sampler *s) { free(s->ctx); }
 
 static nextok_status top_k_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_top_k *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_top_k *)s->ctx;
-    return nextok__sampler_new(out, &nextok__iface_top_k, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_top_k), out);
 }
 
 const struct nextok_sampler_i nextok__iface_top_k = {
     .name = top_k_name,
     .apply = top_k_apply,
     .clone = top_k_clone,
-    .free = top_k_free,
+    .free = nextok__free_ctx,
 };
 
 nextok_status nextok_sampler_init_top_k(struct nextok_sampler **out, int32_t k,

@@ -41,21 +41,17 @@ static const char *sigma_name(const struct nextok_sampler *s)
     return "top-n-sigma";
 }
 
-static void sigma_free(struct nextok_sampler *s) { free(s->ctx); }
 
 static nextok_status sigma_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_sigma *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_sigma *)s->ctx;
-    return nextok__sampler_new(out, &nextok__iface_top_n_sigma, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_sigma), out);
 }
 
 const struct nextok_sampler_i nextok__iface_top_n_sigma = {
     .name = sigma_name,
     .apply = sigma_apply,
     .clone = sigma_clone,
-    .free = sigma_free,
+    .free = nextok__free_ctx,
 };
 
 nextok_status nextok_sampler_init_top_n_sigma(struct nextok_sampler **out, float n,

@@ -116,21 +116,17 @@ static const char *top_p_name(const struct nextok_sampler *s)
     return "top-p";
 }
 
-static void top_p_free(struct nextok_sampler *s) { free(s->ctx); }
 
 static nextok_status top_p_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_top_p *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_top_p *)s->ctx;
-    return nextok__sampler_new(out, &nextok__iface_top_p, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_top_p), out);
 }
 
 const struct nextok_sampler_i nextok__iface_top_p = {
     .name = top_p_name,
     .apply = top_p_apply,
     .clone = top_p_clone,
-    .free = top_p_free,
+    .free = nextok__free_ctx,
 };
 
 nextok_status nextok_sampler_init_top_p(struct nextok_sampler **out, float p,

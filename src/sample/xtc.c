@@ -37,21 +37,17 @@ static const char *xtc_name(const struct nextok_sampler *s)
     return "xtc";
 }
 
-static void xtc_free(struct nextok_sampler *s) { free(s->ctx); }
 
 static nextok_status xtc_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct nextok__p_xtc *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
-    *c = *(const struct nextok__p_xtc *)s->ctx;
-    return nextok__sampler_new(out, &nextok__iface_xtc, c, NULL);
+    return nextok__clone_params(s, sizeof(struct nextok__p_xtc), out);
 }
 
 const struct nextok_sampler_i nextok__iface_xtc = {
     .name = xtc_name,
     .apply = xtc_apply,
     .clone = xtc_clone,
-    .free = xtc_free,
+    .free = nextok__free_ctx,
 };
 
 nextok_status nextok_sampler_init_xtc(struct nextok_sampler **out, float probability,
