@@ -23,14 +23,33 @@ size_t nextok__wset_sparse(const int32_t *ids, const float *w, size_t n, double 
     double acc = 0.0;
     for (size_t i = 0; i < n;) {
         const int32_t blk = ids[i] >> 6;
-        float a[16] = {0};
         bstart[nb] = i;
-        /* ids ascend, so each lane sees its elements in id order, as in the
-         * dense nextok__wblock */
-        for (; i < n && ids[i] >> 6 == blk; i++) a[ids[i] & 15] += w[i];
-        double d[16];
-        for (int l = 0; l < 16; l++) d[l] = (double)a[l];
-        cum[nb++] = acc += nextok__wtree(d);
+        size_t e = i + 1;
+        while (e < n && ids[e] >> 6 == blk) e++;
+        /* Blocks of one or two candidates (common on sparse sets) without
+         * the 16-lane tree, with the same bits: weights are >= +0, and every
+         * addition of +0 in the lanes and in the tree returns its other
+         * operand exactly, so one weight's block sum is (double)w, and two
+         * weights' is their float sum (same lane, added in id order from +0)
+         * or the double sum of both (different lanes: the one tree node
+         * where they meet; addition is commutative). */
+        double bs;
+        if (e - i == 1) {
+            bs = (double)w[i];
+        } else if (e - i == 2) {
+            bs = (ids[i] & 15) == (ids[i + 1] & 15) ? (double)(w[i] + w[i + 1])
+                                                    : (double)w[i] + (double)w[i + 1];
+        } else {
+            float a[16] = {0};
+            /* ids ascend, so each lane sees its elements in id order, as in
+             * the dense nextok__wblock */
+            for (; i < e; i++) a[ids[i] & 15] += w[i];
+            double d[16];
+            for (int l = 0; l < 16; l++) d[l] = (double)a[l];
+            bs = nextok__wtree(d);
+        }
+        i = e;
+        cum[nb++] = acc += bs;
     }
     return nb;
 }

@@ -32,6 +32,11 @@ struct nextok__kernels {
      * NaN or ±inf was seen. */
     float (*max)(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite);
 
+    /* As max, and *amax = the largest |x| of the row (meaningful only when
+     * no non-finite value was seen): a free by-product of the max pass's
+     * non-finite check, weights' amax hint. */
+    float (*max_abs)(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite, float *amax);
+
     /* Number of elements x with x >= thr (NaN never counts). */
     size_t (*count_ge)(const void *row, enum nextok_dtype dt, size_t n, float thr);
 
@@ -64,9 +69,14 @@ struct nextok__kernels {
      * w[i] = nextok__expw(v_i - m) (float subtraction) and bsum[b] =
      * nextok__wblock(w + 64 b, len) for every block b < ceil(n / 64), and the
      * running sums cum[b] = cum[b-1] + bsum[b] (cum[-1] = 0; cum[last] = Z).
-     * Bit-identical in every ISA (tests/test_simd.c checks with memcmp). */
+     * Bit-identical in every ISA (tests/test_simd.c checks with memcmp).
+     * amax: a bound with |x_i| <= amax for every element (INFINITY when
+     * none is known), a speed hint only: when amax / div is finite no
+     * quotient can saturate, and when then v(-amax) - m >= -86 no element
+     * can fall under expw's cut-off, so the SIMD loops skip those tests; the
+     * result is the same either way. */
     void (*weights)(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
-                    float *w, double *bsum, double *cum);
+                    float amax, float *w, double *bsum, double *cum);
 
     /* w[i] = nextok__expw(x[i] - m) for i < n. Bit-identical in every ISA. */
     void (*expw)(const float *x, size_t n, float m, float *w);
@@ -99,38 +109,62 @@ static inline uint32_t nextok__fkey_bits(uint32_t u)
 #define NEXTOK__EXPW_MAGIC 12582912.0f      /* 1.5 * 2^23: fma rounds to integer */
 #define NEXTOK__EXPW_LOG2E 1.44269504088896341f
 #define NEXTOK__EXPW_LN2 0.693147182464599609375f /* float(ln 2), 1.9e-9 high */
-/* exp(r) = 1 + r (1 + r g(r)), g a degree-4 Chebyshev interpolant of
- * (e^r - 1 - r) / r^2 on |r| <= ln2/2: evaluated in float with fmas, relative
- * error below 7e-8 (plus |n| 1.9e-9 from the one-constant reduction). */
-#define NEXTOK__EXPW_G0 5.000000000e-01f
-#define NEXTOK__EXPW_G1 1.666657776e-01f
-#define NEXTOK__EXPW_G2 4.166655615e-02f
-#define NEXTOK__EXPW_G3 8.363173343e-03f
-#define NEXTOK__EXPW_G4 1.392617589e-03f
+/* 16 log2 e and ln2 / 16 as floats: the floats above times 2^4 and 2^-4
+ * (scaling by a power of two is exact), so the reduction has the same
+ * constant error as a one-constant reduction with float(ln 2). */
+#define NEXTOK__EXPW_LOG2E16 23.0831203460693359375f /* 16 * float(log2 e) exactly */
+#define NEXTOK__EXPW_LN2_16 0.0433216989040374755859375f /* float(ln 2) / 16 exactly */
+/* exp(r) on |r| <= ln2/32 (+ 2^-30) by Taylor to degree 3: 1 + r (1 + r (1/2
+ * + r / 6)); truncation r^4/24 <= 9.2e-9 relative. */
+#define NEXTOK__EXPW_C2 0.5f
+#define NEXTOK__EXPW_C3 0.166666671633720398f /* float(1/6) */
 
-/* The canonical weight exp(x) for x <= 0 (docs/semantics.md): 0 below -86;
- * else t = fma(x, log2 e, 1.5 * 2^23) rounds x log2 e to the nearest integer n
- * (ties to even) held in t's low mantissa bits; r = fma(-n, ln2, x); p(r) by
- * Horner in fmas; 2^n applied by adding n << 23 (= bits(t) << 23 mod 2^32)
- * to p's bits: exact, as n >= -124 and p in [0.7, 1.42] keep it normal. */
+/* Table of 2^(j/16), j = 0..15, each the float nearest to it (relative error
+ * below 4.8e-8), stored as bits(float(2^(j/16))) - (j << 19): adding the
+ * reduced integer k's bits shifted left by 19 (j = k mod 16 lands in
+ * mantissa bits 19..22, floor(k/16) in the exponent field) gives exactly
+ * bits(float(2^(j/16))) + (floor(k/16) << 23), i.e. the float 2^(j/16) 2^n. */
+static const uint32_t nextok__expw_tab[16] = {
+    0x3f800000u, 0x3f7daac3u, 0x3f7b95c2u, 0x3f79c3d3u, 0x3f7837f0u, 0x3f76f532u,
+    0x3f75fed7u, 0x3f75583fu, 0x3f7504f3u, 0x3f7508a4u, 0x3f75672au, 0x3f76248cu,
+    0x3f7744fdu, 0x3f78ccdfu, 0x3f7ac0c7u, 0x3f7d257du,
+};
+
+/* The canonical weight exp(x) for x <= 0 (docs/semantics.md): 0 below -86
+ * (and for NaN); else
+ *   t = fma(x, 16 log2 e, 1.5 * 2^23): rounds 16 x log2 e to the nearest
+ *       integer k (ties to even), held in t's low mantissa bits (|k| < 2^22,
+ *       so bits(t) = 0x4B400000 + k exactly);
+ *   r = fma(-(t - 1.5 * 2^23), ln2/16, x): t - 1.5 * 2^23 = k exactly
+ *       (Sterbenz), the fma rounds once: |r| <= ln2/32 + 2^-30;
+ *   q = fma(fma(1/6, r, 1/2), r, 1)          (two roundings, near 1);
+ *   s = the float with bits tab[bits(t) & 15] + (bits(t) << 19) (mod 2^32)
+ *     = 2^(j/16) 2^n with j = k mod 16, n = floor(k / 16): integer
+ *       arithmetic, exact; n >= -125 (x >= -86) keeps s normal;
+ *   w = fma(s * r, q, s) = s (1 + r q) (one rounding for s r, one for w).
+ * Relative error against exp(x): table 4.8e-8, truncation 9.2e-9, the last
+ * rounding 6e-8, the s r / q roundings 2e-9, r's rounding 1e-9 (s r may be
+ * subnormal for x < -81: absolute error 2^-150, below 3e-8 of w), and the
+ * constant ln2/16's error, k 1.2e-10 = |x| 2.7e-9: below 1.3e-7 + 3e-9 |x| (every float
+ * in [-86, 0] checked: at most 1.11e-7 + 3e-9 |x|).
+ * SIMD versions: the same operations (fnmadd(a, b, c) = fma(-a, b, c), a
+ * 16-entry permute of the table by the low 4 bits of bits(t), the same
+ * 32-bit integer shift and add). Any x, even positive or huge ones, gives the
+ * same bits in every ISA because every step is the same IEEE or integer op. */
 static inline float nextok__expw(float x)
 {
     if (!(x >= NEXTOK__EXPW_XMIN)) return 0.0f;
-    const float t = fmaf(x, NEXTOK__EXPW_LOG2E, NEXTOK__EXPW_MAGIC);
-    const float r = fmaf(-(t - NEXTOK__EXPW_MAGIC), NEXTOK__EXPW_LN2, x);
-    float p = NEXTOK__EXPW_G4;
-    p = fmaf(p, r, NEXTOK__EXPW_G3);
-    p = fmaf(p, r, NEXTOK__EXPW_G2);
-    p = fmaf(p, r, NEXTOK__EXPW_G1);
-    p = fmaf(p, r, NEXTOK__EXPW_G0);
-    p = fmaf(p, r, 1.0f);
-    p = fmaf(p, r, 1.0f);
-    uint32_t tb, pb;
+    const float t = fmaf(x, NEXTOK__EXPW_LOG2E16, NEXTOK__EXPW_MAGIC);
+    const float r = fmaf(-(t - NEXTOK__EXPW_MAGIC), NEXTOK__EXPW_LN2_16, x);
+    float q = fmaf(NEXTOK__EXPW_C3, r, NEXTOK__EXPW_C2);
+    q = fmaf(q, r, 1.0f);
+    uint32_t tb, sb;
     memcpy(&tb, &t, sizeof tb);
-    memcpy(&pb, &p, sizeof pb);
-    pb += tb << 23;
-    memcpy(&p, &pb, sizeof p);
-    return p;
+    sb = nextok__expw_tab[tb & 15u] + (tb << 19);
+    float s;
+    memcpy(&s, &sb, sizeof s);
+    const float u = s * r;
+    return fmaf(u, q, s);
 }
 
 /* Combine 16 lane sums by the fixed tree: h[l] = a[l] + a[l+8], q[l] = h[l] +

@@ -68,7 +68,7 @@ AI uint32_t hmaxu8(__m256i v)
 
 /* max_ps(x, acc) returns acc when x is NaN, so NaN never wins. The largest
  * |bits| (integer max) is >= 0x7f800000 iff a NaN or inf was seen. */
-AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite)
+AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite, float *amax)
 {
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
     const __m256i absm = _mm256_set1_epi32(0x7fffffff);
@@ -95,19 +95,29 @@ AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinit
         b0 = _mm256_max_epu32(b0, _mm256_and_si256(_mm256_castps_si256(x), absm));
     }
     float m = hmax8(_mm256_max_ps(_mm256_max_ps(a0, a1), _mm256_max_ps(a2, a3)));
-    int nf = hmaxu8(_mm256_max_epu32(b0, b1)) >= 0x7f800000u;
+    uint32_t ab = hmaxu8(_mm256_max_epu32(b0, b1));
     for (; i < n; i++) {
         float x = ld1(row, dt, i);
-        nf |= nonfinite1(x);
+        uint32_t u;
+        memcpy(&u, &x, sizeof u);
+        if ((u & 0x7fffffffu) > ab) ab = u & 0x7fffffffu;
         if (x > m) m = x;
     }
+    const int nf = ab >= 0x7f800000u;
+    if (amax) memcpy(amax, &ab, sizeof *amax); /* |x| bits order as |x| does */
     *nonfinite |= nf;
     return m;
 }
 
 static float avx2_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite)
 {
-    return BY_DTYPE(max_impl, dt, row, n, nonfinite);
+    return BY_DTYPE(max_impl, dt, row, n, nonfinite, NULL);
+}
+
+static float avx2_max_abs(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite,
+                          float *amax)
+{
+    return BY_DTYPE(max_impl, dt, row, n, nonfinite, amax);
 }
 
 /* ---- count / compact ------------------------------------------------------ */
@@ -309,29 +319,37 @@ static double avx2_exp_sum(const float *x, size_t n, float m)
 
 /* ---- canonical weights (kernels.h: nextok__expw, nextok__wblock) ------------ */
 
-/* nextok__expw on 8 lanes: the same IEEE operations in the same order. */
-AI __m256 expw8(__m256 x)
+/* nextok__expw on 8 lanes: the same IEEE and integer operations in the same
+ * order. The 16-entry table lookup by the low 4 bits of bits(t) (the
+ * reference's tb & 15): vpermd on each half of the table takes the low 3
+ * bits, bit 3 (moved to the sign bit) picks the half. The x < -86 / NaN lanes
+ * are zeroed at the end, whatever they computed. */
+AI __m256 expw8c(__m256 x, int cut)
 {
     const __m256 mg = _mm256_set1_ps(NEXTOK__EXPW_MAGIC);
-    const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(NEXTOK__EXPW_LOG2E), mg);
-    const __m256 r = _mm256_fnmadd_ps(_mm256_sub_ps(t, mg), _mm256_set1_ps(NEXTOK__EXPW_LN2), x); /* = fmaf(-n, ln2, x) */
-    __m256 p = _mm256_set1_ps(NEXTOK__EXPW_G4);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NEXTOK__EXPW_G3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NEXTOK__EXPW_G2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NEXTOK__EXPW_G1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(NEXTOK__EXPW_G0));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    const __m256i e = _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(t), 23));
-    /* x < -86 (or -inf): 0, whatever the lane computed */
+    const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(NEXTOK__EXPW_LOG2E16), mg);
+    const __m256 r = _mm256_fnmadd_ps(_mm256_sub_ps(t, mg), _mm256_set1_ps(NEXTOK__EXPW_LN2_16), x); /* = fmaf(-k, ln2/16, x) */
+    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(NEXTOK__EXPW_C3), r, _mm256_set1_ps(NEXTOK__EXPW_C2));
+    q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
+    const __m256i tb = _mm256_castps_si256(t);
+    const __m256i lo = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)nextok__expw_tab), tb);
+    const __m256i hi = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(nextok__expw_tab + 8)), tb);
+    const __m256i tj = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi),
+                                                            _mm256_castsi256_ps(_mm256_slli_epi32(tb, 28))));
+    const __m256 s = _mm256_castsi256_ps(_mm256_add_epi32(tj, _mm256_slli_epi32(tb, 19)));
+    const __m256 w = _mm256_fmadd_ps(_mm256_mul_ps(s, r), q, s);
+    if (!cut) return w; /* the caller knows every x >= -86 */
     const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(NEXTOK__EXPW_XMIN), _CMP_GE_OQ);
-    return _mm256_and_ps(keep, _mm256_castsi256_ps(e));
+    return _mm256_and_ps(keep, w);
 }
 
+AI __m256 expw8(__m256 x) { return expw8c(x, 1); }
+
 /* v = x or sat(x / div), as temp.c */
-AI __m256 temp8(__m256 x, float div)
+AI __m256 temp8s(__m256 x, float div, int sat)
 {
     if (div == 1.0f) return x;
+    if (!sat) return _mm256_div_ps(x, _mm256_set1_ps(div)); /* weights_fast: no overflow */
     const __m256 fm = _mm256_set1_ps(3.40282347e38f);
     x = _mm256_div_ps(x, _mm256_set1_ps(div));
     return _mm256_max_ps(_mm256_min_ps(x, fm), _mm256_sub_ps(_mm256_setzero_ps(), fm));
@@ -347,7 +365,7 @@ AI double tree16(__m256d a0, __m256d a1, __m256d a2, __m256d a3)
 }
 
 AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float m,
-                     float *w, double *bsum, double *cum)
+                     int cut, float *w, double *bsum, double *cum)
 {
     const __m256 mv = _mm256_set1_ps(m);
     size_t b = 0;
@@ -356,7 +374,7 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (size_t j = 0; j < 8; j++) { /* 8 floats: lanes 8 (j & 1) .. +7, in float, in order */
             const size_t i = b * 64 + j * 8;
-            const __m256 e = expw8(_mm256_sub_ps(temp8(load8(row, dt, i), div), mv));
+            const __m256 e = expw8c(_mm256_sub_ps(temp8s(load8(row, dt, i), div, cut), mv), cut);
             _mm256_storeu_ps(w + i, e);
             a[j & 1] = _mm256_add_ps(a[j & 1], e);
         }
@@ -379,10 +397,24 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     }
 }
 
-static void avx2_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
-                         float *w, double *bsum, double *cum)
+/* The weights hint (kernels.h): with |x| <= amax for every element and
+ * amax / div finite, no quotient x / div overflows (division by div > 0 is
+ * monotone after rounding), so the saturation is the identity; and then
+ * v = x / div >= -amax / div and v - m >= -amax / div - m (rounded
+ * subtraction is monotone too): if that is >= -86, so is every x = v - m,
+ * and the cut-off test would keep every lane. 1: both tests can go. */
+static int weights_fast(float div, float m, float amax)
 {
-    BY_DTYPE(weights_impl, dt, row, n, div, m, w, bsum, cum);
+    const float v = div == 1.0f ? -amax : -amax / div;
+    return v >= -3.40282347e38f && v - m >= NEXTOK__EXPW_XMIN;
+}
+
+static void avx2_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
+                         float amax, float *w, double *bsum, double *cum)
+{
+    /* cut = 0: weights_fast holds (no cut-off test, no saturation needed) */
+    if (weights_fast(div, m, amax)) BY_DTYPE(weights_impl, dt, row, n, div, m, 0, w, bsum, cum);
+    else BY_DTYPE(weights_impl, dt, row, n, div, m, 1, w, bsum, cum);
 }
 
 static void avx2_expw(const float *x, size_t n, float m, float *w)
@@ -408,6 +440,7 @@ static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, floa
 static const struct nextok__kernels avx2_table = {
     .name = "avx2",
     .max = avx2_max,
+    .max_abs = avx2_max_abs,
     .count_ge = avx2_count_ge,
     .compact_ge = avx2_compact_ge,
     .histogram = avx2_histogram,

@@ -41,7 +41,7 @@ AI __mmask16 nonfinite16(__m512 x, __mmask16 k)
 
 /* ---- max ------------------------------------------------------------------ */
 
-AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite)
+AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite, float *amax)
 {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     const __m512i absm = _mm512_set1_epi32(0x7fffffff);
@@ -61,15 +61,25 @@ AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinit
         __m512 x = load16(row, dt, i, k);
         a0 = _mm512_max_ps(x, a0);
         nf |= nonfinite16(x, k) != 0;
+        /* |bits| of the real lanes only (the -inf padding is not the row's) */
+        b0 = _mm512_mask_max_epu32(b0, k, b0, _mm512_and_si512(_mm512_castps_si512(x), absm));
     }
-    nf |= _mm512_reduce_max_epu32(_mm512_max_epu32(b0, b1)) >= 0x7f800000u;
+    const uint32_t ab = _mm512_reduce_max_epu32(_mm512_max_epu32(b0, b1));
+    nf |= ab >= 0x7f800000u;
+    if (amax) memcpy(amax, &ab, sizeof *amax); /* |x| bits order as |x| does */
     *nonfinite |= nf;
     return _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
 }
 
 static float avx512_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite)
 {
-    return BY_DTYPE(max_impl, dt, row, n, nonfinite);
+    return BY_DTYPE(max_impl, dt, row, n, nonfinite, NULL);
+}
+
+static float avx512_max_abs(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite,
+                            float *amax)
+{
+    return BY_DTYPE(max_impl, dt, row, n, nonfinite, amax);
 }
 
 /* ---- count / compact ------------------------------------------------------ */
@@ -295,33 +305,39 @@ static double avx512_exp_sum(const float *x, size_t n, float m)
 
 /* ---- canonical weights (kernels.h: nextok__expw, nextok__wblock) ------------ */
 
-/* nextok__expw on 16 lanes: the same IEEE operations in the same order. */
-AI __m512 expw16(__m512 x)
+/* nextok__expw on 16 lanes: the same IEEE and integer operations in the
+ * same order. vpermd takes the index from the low 4 bits of each lane of
+ * bits(t), as the reference's tb & 15; the x < -86 / NaN lanes are zeroed by
+ * the last fma's mask, whatever they computed. */
+AI __m512 expw16c(__m512 x, int cut)
 {
     const __m512 mg = _mm512_set1_ps(NEXTOK__EXPW_MAGIC);
-    const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(NEXTOK__EXPW_LOG2E), mg);
-    const __m512 r = _mm512_fnmadd_ps(_mm512_sub_ps(t, mg), _mm512_set1_ps(NEXTOK__EXPW_LN2), x); /* = fmaf(-n, ln2, x) */
-    __m512 p = _mm512_set1_ps(NEXTOK__EXPW_G4);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NEXTOK__EXPW_G3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NEXTOK__EXPW_G2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NEXTOK__EXPW_G1));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(NEXTOK__EXPW_G0));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    const __m512i e = _mm512_add_epi32(_mm512_castps_si512(p), _mm512_slli_epi32(_mm512_castps_si512(t), 23));
-    /* x < -86 (or -inf): 0, whatever the lane computed */
+    const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(NEXTOK__EXPW_LOG2E16), mg);
+    const __m512 r = _mm512_fnmadd_ps(_mm512_sub_ps(t, mg), _mm512_set1_ps(NEXTOK__EXPW_LN2_16), x); /* = fmaf(-k, ln2/16, x) */
+    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(NEXTOK__EXPW_C3), r, _mm512_set1_ps(NEXTOK__EXPW_C2));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
+    const __m512i tb = _mm512_castps_si512(t);
+    const __m512i tab = _mm512_loadu_si512((const void *)nextok__expw_tab);
+    const __m512 s = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_permutexvar_epi32(tb, tab), _mm512_slli_epi32(tb, 19)));
+    if (!cut) /* the caller knows every x >= -86: keep would be all ones */
+        return _mm512_fmadd_ps(_mm512_mul_ps(s, r), q, s);
     const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(NEXTOK__EXPW_XMIN), _CMP_GE_OQ);
-    return _mm512_maskz_mov_ps(keep, _mm512_castsi512_ps(e));
+    return _mm512_maskz_fmadd_ps(keep, _mm512_mul_ps(s, r), q, s);
 }
 
+AI __m512 expw16(__m512 x) { return expw16c(x, 1); }
+
 /* v = x or sat(x / div), as temp.c */
-AI __m512 temp16(__m512 x, float div)
+AI __m512 temp16s(__m512 x, float div, int sat)
 {
     if (div == 1.0f) return x;
+    if (!sat) return _mm512_div_ps(x, _mm512_set1_ps(div)); /* weights_fast: no overflow */
     const __m512 fm = _mm512_set1_ps(3.40282347e38f);
     x = _mm512_div_ps(x, _mm512_set1_ps(div));
     return _mm512_max_ps(_mm512_min_ps(x, fm), _mm512_sub_ps(_mm512_setzero_ps(), fm));
 }
+
+AI __m512 temp16(__m512 x, float div) { return temp16s(x, div, 1); }
 
 /* The tree of nextok__wblock over 16 double lanes (a0: lanes 0-7, a1: 8-15). */
 AI double tree16(__m512d a0, __m512d a1)
@@ -332,8 +348,9 @@ AI double tree16(__m512d a0, __m512d a1)
     return _mm_cvtsd_f64(_mm_add_sd(d, _mm_unpackhi_pd(d, d)));
 }
 
+/* cut = 0: weights_fast holds (no cut-off test, no saturation needed) */
 AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float m,
-                     float *w, double *bsum, double *cum)
+                     int cut, float *w, double *bsum, double *cum)
 {
     const __m512 mv = _mm512_set1_ps(m);
     size_t b = 0;
@@ -342,7 +359,7 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         __m512 a = _mm512_setzero_ps();
         for (size_t j = 0; j < 4; j++) { /* lane sums in float, in order */
             const size_t i = b * 64 + j * 16;
-            const __m512 e = expw16(_mm512_sub_ps(temp16(load16(row, dt, i, 0xffff), div), mv));
+            const __m512 e = expw16c(_mm512_sub_ps(temp16s(load16(row, dt, i, 0xffff), div, cut), mv), cut);
             _mm512_storeu_ps(w + i, e);
             a = _mm512_add_ps(a, e);
         }
@@ -360,10 +377,29 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     }
 }
 
-static void avx512_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
-                           float *w, double *bsum, double *cum)
+/* The weights hint (kernels.h): with |x| <= amax for every element and
+ * amax / div finite, no quotient x / div overflows (division by div > 0 is
+ * monotone after rounding), so the saturation is the identity; and then
+ * v = x / div >= -amax / div and v - m >= -amax / div - m (rounded
+ * subtraction is monotone too): if that is >= -86, so is every x = v - m,
+ * and the cut-off test would keep every lane. 1: both tests can go. */
+static int weights_fast(float div, float m, float amax)
 {
-    BY_DTYPE(weights_impl, dt, row, n, div, m, w, bsum, cum);
+    const float v = div == 1.0f ? -amax : -amax / div;
+    return v >= -3.40282347e38f && v - m >= NEXTOK__EXPW_XMIN;
+}
+
+static void avx512_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
+                           float amax, float *w, double *bsum, double *cum)
+{
+    /* div == 1 and the tests (cut-off, saturation) as constants: four loops
+     * without per-vector branches (the tail keeps the tests: its padding is
+     * -inf) */
+    const int fast = weights_fast(div, m, amax);
+    if (div == 1.0f && fast) BY_DTYPE(weights_impl, dt, row, n, 1.0f, m, 0, w, bsum, cum);
+    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, m, 1, w, bsum, cum);
+    else if (fast) BY_DTYPE(weights_impl, dt, row, n, div, m, 0, w, bsum, cum);
+    else BY_DTYPE(weights_impl, dt, row, n, div, m, 1, w, bsum, cum);
 }
 
 static void avx512_expw(const float *x, size_t n, float m, float *w)
@@ -391,6 +427,7 @@ static void avx512_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, fl
 static const struct nextok__kernels avx512_table = {
     .name = "avx512",
     .max = avx512_max,
+    .max_abs = avx512_max_abs,
     .count_ge = avx512_count_ge,
     .compact_ge = avx512_compact_ge,
     .histogram = avx512_histogram,
