@@ -354,14 +354,40 @@ static bool compact(struct run *r, float tau)
     if (r->n_touched > 0) {
         /* both id lists ascend (apply_overrides sorted the touched ids): a
          * merge, no random reads of the touched-mask */
-        size_t j = 0, t = 0;
-        for (size_t i = 0; i < n; i++) {
-            while (t < r->n_touched && f->touched[t] < f->cids[i]) t++;
-            if (t < r->n_touched && f->touched[t] == f->cids[i]) continue;
-            f->cids[j] = f->cids[i];
-            f->cvals[j++] = f->cvals[i];
+        /* per touched id, a galloping search in the compacted ids and one
+         * block move of the run before it: O(touched · log n) compares and
+         * no per-candidate branch (flat rows compact ~1000 candidates) */
+        size_t j = 0, i = 0;
+        for (size_t t = 0; t < r->n_touched && i < n; t++) {
+            const int32_t id = f->touched[t];
+            if (f->cids[n - 1] < id) break;
+            size_t lo = i, step = 1;
+            while (lo + step < n && f->cids[lo + step] < id) {
+                lo += step;
+                step *= 2;
+            }
+            size_t hi = lo + step < n ? lo + step : n; /* cids[hi] >= id or hi == n */
+            if (f->cids[lo] >= id) hi = lo;
+            else
+                while (hi - lo > 1) {
+                    const size_t mid = lo + (hi - lo) / 2;
+                    if (f->cids[mid] < id) lo = mid;
+                    else hi = mid;
+                }
+            /* [i, hi) < id; hi == n or cids[hi] >= id */
+            if (hi == n || f->cids[hi] != id) continue;
+            if (j != i) {
+                memmove(f->cids + j, f->cids + i, (hi - i) * sizeof *f->cids);
+                memmove(f->cvals + j, f->cvals + i, (hi - i) * sizeof *f->cvals);
+            }
+            j += hi - i;
+            i = hi + 1;
         }
-        n = j;
+        if (j != i) {
+            memmove(f->cids + j, f->cids + i, (n - i) * sizeof *f->cids);
+            memmove(f->cvals + j, f->cvals + i, (n - i) * sizeof *f->cvals);
+        }
+        n = j + (n - i);
     }
     r->nc = n;
     r->tau = tau;
@@ -415,7 +441,26 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
         }
     double want = ((double)(2 * need + 32) * (double)ns / (double)r->V) * (double)(1u << widen) + 1.0;
     if (ns == 0 || want >= (double)ns) return -INFINITY;
-    return kth_largest(r->f->sample, ns, (size_t)want);
+    const size_t rank = (size_t)want;
+    if (rank <= 8) {
+        /* a small rank (the usual case: top-k 40 of a large row): the rank
+         * largest by one scan with a sorted top list, cheaper than a
+         * quickselect over the whole sample; the same value */
+        float top[8];
+        size_t nt = 0;
+        for (size_t i = 0; i < ns; i++) {
+            const float x = r->f->sample[i];
+            if (nt == rank && !(x > top[rank - 1])) continue;
+            size_t p = nt < rank ? nt++ : rank - 1;
+            while (p > 0 && top[p - 1] < x) {
+                top[p] = top[p - 1];
+                p--;
+            }
+            top[p] = x;
+        }
+        return top[rank - 1];
+    }
+    return kth_largest(r->f->sample, ns, rank);
 }
 
 /* Compacted set holding at least `need` untouched elements (or all of them):
@@ -518,7 +563,31 @@ static size_t emit_top(struct nextok_chain *c, const struct run *r, size_t need)
     if (need < m && m > 2 * need + 16) {
         memcpy(f->sel, f->cvals, r->nc * sizeof *f->sel);
         for (size_t j = 0; j < f->n_ov; j++) f->sel[r->nc + j] = f->ov[j].logit;
-        th = preimage(P(kth_largest(f->sel, m, need), r->t), r->t);
+        size_t ms = m;
+        const size_t want = 2 * need + 16;
+        if (m >= 8 * want && m / 4 <= SAMPLE_N) {
+            /* many candidates (flat rows): a quarter-sample's order statistic
+             * expected to leave ~want above it; keep only those >= it (one
+             * branch-free pass) and select among them. Exact when at least
+             * `need` remain (the need-th largest is then >= the cut);
+             * otherwise the whole set, as before. */
+            const size_t ns = m / 4;
+            for (size_t i = 0; i < ns; i++) f->sample[i] = f->sel[4 * i];
+            const size_t rk = want / 4 > 0 ? want / 4 : 1;
+            const float cut = kth_largest(f->sample, ns, rk);
+            size_t n2 = 0;
+            for (size_t i = 0; i < m; i++) {
+                const float x = f->sel[i];
+                f->sel[n2] = x;
+                n2 += x >= cut;
+            }
+            if (n2 >= need) ms = n2;
+            else {
+                memcpy(f->sel, f->cvals, r->nc * sizeof *f->sel);
+                for (size_t j = 0; j < f->n_ov; j++) f->sel[r->nc + j] = f->ov[j].logit;
+            }
+        }
+        th = preimage(P(kth_largest(f->sel, ms, need), r->t), r->t);
     }
     const size_t n = emit_raw_ge(c, r, th);
     nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
