@@ -12,6 +12,7 @@
  * pipeline over all ids and flushes, so decode == concat(feed) + flush.
  */
 #include "../vocab/vocab_internal.h"
+#include "detok_internal.h"
 
 static const char fffd[3] = {'\xEF', '\xBF', '\xBD'};
 
@@ -23,28 +24,18 @@ struct sink {
     size_t n;
 };
 
-struct dstate {
-    uint8_t  pend[4];    /* partial UTF-8 character        */
-    uint8_t  n_pend, need;
-    bool     started;    /* first-token rules already used */
-    bool     raw;        /* inside an added-token segment  */
-    bool     seg_out;    /* this segment wrote something   */
-    bool     any_out;    /* some segment wrote something   */
-    uint32_t strip_left; /* Strip start: chars still to drop  */
-    uint32_t held;       /* Strip stop: content chars held    */
-};
 
 struct run {
     const struct nextok_vocab *v;
     const struct nextok_decode_params *p;
-    struct dstate *st;
+    struct nextok__dstate *st;
     struct sink out;
 };
 
 struct nextok_detok {
     const struct nextok_vocab *v;
     struct nextok_decode_params params;
-    struct dstate st;
+    struct nextok__dstate st;
     char errmsg[NEXTOK_ERRMSG_MAX];
 };
 
@@ -60,7 +51,7 @@ static void put(struct sink *k, const char *s, size_t len)
  * segment's first byte is preceded by a space when an earlier one wrote. */
 static void out_seg(struct run *r, const char *s, size_t len)
 {
-    struct dstate *st = r->st;
+    struct nextok__dstate *st = r->st;
     if (!st->seg_out) {
         if (r->p->spaces_between_special_tokens && st->any_out) put(&r->out, " ", 1);
         st->seg_out = st->any_out = true;
@@ -77,7 +68,7 @@ static bool strip_on(const struct run *r)
 static void emit_char(struct run *r, const char *c, size_t len)
 {
     const struct nextok__strip *sp = &r->v->strip;
-    struct dstate *st = r->st;
+    struct nextok__dstate *st = r->st;
     if (strip_on(r)) {
         bool is_c = len == sp->content_len && memcmp(c, sp->content, len) == 0;
         if (st->strip_left && is_c) {
@@ -106,7 +97,7 @@ static uint8_t lead_len(uint8_t b)
     return 0;
 }
 
-static bool continues(const struct dstate *st, uint8_t b)
+static bool continues(const struct nextok__dstate *st, uint8_t b)
 {
     uint8_t lo = 0x80, hi = 0xBF;
     if (st->n_pend == 1) {
@@ -123,7 +114,7 @@ static bool continues(const struct dstate *st, uint8_t b)
 
 static void feed_byte(struct run *r, uint8_t b)
 {
-    struct dstate *st = r->st;
+    struct nextok__dstate *st = r->st;
     if (st->n_pend) {
         if (continues(st, b)) {
             st->pend[st->n_pend++] = b;
@@ -170,7 +161,7 @@ static void feed_bytes(struct run *r, const char *p, size_t len)
 
 static void begin_segment(struct run *r, bool raw)
 {
-    struct dstate *st = r->st;
+    struct nextok__dstate *st = r->st;
     st->started = false;
     st->raw = raw;
     st->seg_out = false;
@@ -189,7 +180,7 @@ static void end_text(struct run *r)
     r->st->held = 0;
 }
 
-static void init_state(struct dstate *st, const struct nextok_vocab *v)
+static void init_state(struct nextok__dstate *st, const struct nextok_vocab *v)
 {
     memset(st, 0, sizeof *st);
     st->strip_left = v->strip.start;
@@ -222,7 +213,7 @@ static void feed_id(struct run *r, int32_t id)
     feed_bytes(r, r->v->arena.data + off, len);
 }
 
-static size_t held_bytes(const struct dstate *st, const struct nextok_vocab *v)
+static size_t held_bytes(const struct nextok__dstate *st, const struct nextok_vocab *v)
 {
     return st->n_pend + (size_t)st->held * v->strip.content_len;
 }
@@ -250,7 +241,7 @@ nextok_status nextok_vocab_decode(const struct nextok_vocab *v, const int32_t *i
     if (!v || !n_out || (!ids && n) || (!buf && cap)) return NEXTOK_ERR_INVALID_ARG;
     if (bad_id(v, ids, n) >= 0) return NEXTOK_ERR_TOKEN_RANGE;
     struct nextok_decode_params defaults = nextok_decode_default_params();
-    struct dstate st;
+    struct nextok__dstate st;
     init_state(&st, v);
     struct run r = {v, params ? params : &defaults, &st, {buf, cap, 0}};
     for (size_t i = 0; i < n; i++) feed_id(&r, ids[i]);
@@ -344,7 +335,7 @@ static nextok_status check_ids(struct nextok_detok *d, const int32_t *ids, size_
 static nextok_status run_all(struct nextok_detok *d, const int32_t *ids, size_t n, bool flush,
                              char *buf, size_t cap, size_t *n_out)
 {
-    struct dstate saved = d->st;
+    struct nextok__dstate saved = d->st;
     struct run r = {d->v, &d->params, &d->st, {buf, cap, 0}};
     for (size_t i = 0; i < n; i++) feed_id(&r, ids[i]);
     if (flush) end_text(&r);
@@ -408,3 +399,7 @@ nextok_status nextok_detok_stream(struct nextok_detok *d, struct nextok_ids_in *
     d->errmsg[0] = '\0';
     return NEXTOK_OK;
 }
+
+void nextok__detok_save(const struct nextok_detok *d, struct nextok__dstate *out) { *out = d->st; }
+
+void nextok__detok_restore(struct nextok_detok *d, const struct nextok__dstate *in) { d->st = *in; }

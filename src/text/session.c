@@ -1,14 +1,11 @@
 /*
  * A session: chain + detokenizer + stop matcher, one step per token.
  *
- * A failed step must change nothing, but the detokenizer has no undo. So the
- * session keeps two detokenizers in lockstep: `detok` runs the step and
- * `spare` follows only once the step has succeeded. On failure the two swap
- * places (the spare still holds the state before the step) and the advanced
- * one is replaced by a clone, which is the only allocation and happens only
- * on that failure path. The stop matcher's state is saved and restored
- * without allocating (nextok__stop_state_copy).
+ * A failed step must change nothing: the detokenizer's state (a small value,
+ * nextok__detok_save) and the stop matcher's (nextok__stop_state_copy) are
+ * saved before a step and restored if it fails, without allocating.
  */
+#include "detok_internal.h"
 #include "stop_internal.h"
 
 #include <stdio.h>
@@ -19,7 +16,6 @@ struct nextok_session {
     struct nextok_decode_params decode;
     struct nextok_chain *chain;
     struct nextok_detok *detok;
-    struct nextok_detok *spare;    /* == detok between steps; NULL after a failed re-clone */
     struct nextok_stop *stop;
     struct nextok__stop_state saved;
 
@@ -160,7 +156,6 @@ static nextok_status build(struct nextok_session *s, const struct nextok_session
     NEXTOK_FORWARD(nextok_stop_init(&s->stop, &sp, err));
     NEXTOK_FORWARD(build_chain(s, p, &sp, err));
     NEXTOK_FORWARD(nextok_detok_init(&s->detok, p->vocab, &s->decode, err));
-    NEXTOK_FORWARD(nextok_detok_init(&s->spare, p->vocab, &s->decode, err));
     if (alloc_buffers(s) != NEXTOK_OK)
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory allocating session buffers");
     return NEXTOK_OK;
@@ -190,7 +185,6 @@ void nextok_session_free(struct nextok_session *s)
     if (!s) return;
     nextok_chain_free(s->chain);
     nextok_detok_free(s->detok);
-    nextok_detok_free(s->spare);
     if (s->stop) nextok__stop_state_free(&s->saved);
     nextok_stop_free(s->stop);
     free(s->raw);
@@ -217,14 +211,13 @@ void nextok_session_reset(struct nextok_session *s)
     if (!s) return;
     nextok_chain_reset(s->chain);
     nextok_detok_reset(s->detok);
-    if (s->spare) nextok_detok_reset(s->spare);
     nextok_stop_reset(s->stop);
     s->started = false;
     s->errmsg[0] = '\0';
 }
 
 /* ------------------------------------------------------------------------ */
-/* Detokenizer lockstep                                                      */
+/* Detokenizer                                                               */
 /* ------------------------------------------------------------------------ */
 
 /* Decode token (if it has text) into s->raw; then flush if `last`. */
@@ -238,35 +231,6 @@ static nextok_status decode_step(struct nextok_session *s, struct nextok_detok *
     if (last) NEXTOK_FORWARD(nextok_detok_flush(d, s->raw + a, s->raw_cap - a, &b));
     *n = a + b;
     return NEXTOK_OK;
-}
-
-/* Make sure a spare exists before a step changes anything. */
-static nextok_status ensure_spare(struct nextok_session *s)
-{
-    if (s->spare) return NEXTOK_OK;
-    if (nextok_detok_clone(s->detok, &s->spare) != NEXTOK_OK)
-        return fail(s, NEXTOK_ERR_NOMEM, "out of memory cloning the detokenizer");
-    return NEXTOK_OK;
-}
-
-/* The step failed after `detok` advanced: the spare has the old state. */
-static void rollback_detok(struct nextok_session *s)
-{
-    struct nextok_detok *advanced = s->detok;
-    s->detok = s->spare;
-    s->spare = NULL;
-    nextok_detok_free(advanced);
-    (void)nextok_detok_clone(s->detok, &s->spare); /* on NOMEM: retried by ensure_spare */
-}
-
-/* The step succeeded: bring the spare level (same state, same input). */
-static void sync_spare(struct nextok_session *s, int32_t token, bool last)
-{
-    size_t n;
-    if (decode_step(s, s->spare, token, last, &n) != NEXTOK_OK) {
-        nextok_detok_free(s->spare); /* cannot happen; never keep a wrong spare */
-        s->spare = NULL;
-    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -316,7 +280,7 @@ static nextok_status step_check(struct nextok_session *s)
     if (s->stop->st.ended)
         return fail(s, NEXTOK_ERR_STATE, "generation has ended (finish: %s); reset to start again",
                     nextok_finish_name(nextok_stop_finish(s->stop, NULL)));
-    return ensure_spare(s);
+    return NEXTOK_OK;
 }
 
 /* Decode and run the stop rules for token (NEXTOK_NO_TOKEN: flush only), then
@@ -325,8 +289,13 @@ static nextok_status advance(struct nextok_session *s, int32_t token, bool last,
                              enum nextok_stop_directive directive, struct nextok_step_result *res)
 {
     size_t n_raw;
+    struct nextok__dstate dsaved;
+    nextok__detok_save(s->detok, &dsaved);
     nextok_status rc = decode_step(s, s->detok, token, last, &n_raw);
-    if (rc != NEXTOK_OK) return fail(s, rc, "detokenizer: %s", nextok_detok_errmsg(s->detok));
+    if (rc != NEXTOK_OK) {
+        nextok__detok_restore(s->detok, &dsaved);
+        return fail(s, rc, "detokenizer: %s", nextok_detok_errmsg(s->detok));
+    }
     nextok__stop_state_copy(s->stop, &s->saved, &s->stop->st);
     struct nextok_text_out out = {s->text, s->text_cap - 1, 0};
     struct nextok_stop_result sr;
@@ -341,10 +310,9 @@ static nextok_status advance(struct nextok_session *s, int32_t token, bool last,
         fail(s, rc, "stop: %s", nextok_stop_errmsg(s->stop));
     }
     if (rc != NEXTOK_OK) {
-        rollback_detok(s);
+        nextok__detok_restore(s->detok, &dsaved);
         return rc;
     }
-    sync_spare(s, token, last);
     s->text[out.pos] = '\0';
     res->text = s->text;
     res->text_len = out.pos;
@@ -392,14 +360,11 @@ nextok_status nextok_session_set_prompt(struct nextok_session *s, const int32_t 
         return fail(s, NEXTOK_ERR_STATE, "set_prompt: only before the first step (reset first)");
     nextok_status rc = nextok_chain_set_prompt(s->chain, ids, n);
     if (rc != NEXTOK_OK) return fail(s, rc, "prompt: %s", nextok_chain_errmsg(s->chain));
-    NEXTOK_FORWARD(ensure_spare(s));
     nextok_detok_reset(s->detok);
-    nextok_detok_reset(s->spare);
     if (n == 0) return NEXTOK_OK;
     /* decode the last prompt token and drop its text: the output continues it */
     size_t m;
-    if (decode_step(s, s->detok, ids[n - 1], true, &m) != NEXTOK_OK ||
-        decode_step(s, s->spare, ids[n - 1], true, &m) != NEXTOK_OK)
+    if (decode_step(s, s->detok, ids[n - 1], true, &m) != NEXTOK_OK)
         return fail(s, NEXTOK_ERR_INTERNAL, "prompt: %s", nextok_detok_errmsg(s->detok));
     return NEXTOK_OK;
 }
@@ -412,7 +377,7 @@ nextok_status nextok_session_clone(const struct nextok_session *s, struct nextok
     if (!d) return NEXTOK_ERR_NOMEM;
     *d = *s;
     d->chain = NULL;
-    d->detok = d->spare = NULL;
+    d->detok = NULL;
     d->stop = NULL;
     d->raw = d->text = NULL;
     d->lp = NULL;
@@ -420,7 +385,6 @@ nextok_status nextok_session_clone(const struct nextok_session *s, struct nextok
     memset(&d->saved, 0, sizeof d->saved);
     nextok_status rc = nextok_chain_clone(s->chain, &d->chain);
     if (rc == NEXTOK_OK) rc = nextok_detok_clone(s->detok, &d->detok);
-    if (rc == NEXTOK_OK) rc = nextok_detok_clone(s->detok, &d->spare);
     if (rc == NEXTOK_OK) rc = nextok_stop_clone(s->stop, &d->stop);
     if (rc == NEXTOK_OK) rc = alloc_buffers(d);
     if (rc != NEXTOK_OK) {
