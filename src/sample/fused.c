@@ -146,6 +146,52 @@ static struct nextok__fused *fused_alloc(int32_t n_vocab)
     return f;
 }
 
+/*
+ * Can run_prefix reach a stage it fuses? Decided once per plan from the stage
+ * kinds and their parameters, mirroring run_prefix's switch, so that a chain
+ * that would be handed back anyway (typical, XTC, epsilon, a user sampler
+ * first) does not gather and apply its processors' overrides on every call
+ * before the plain chain applies them again.
+ */
+static bool prefix_may_fuse(const struct nextok_chain *c, size_t i)
+{
+    bool have_t = false;
+    for (; i < c->n; i++) {
+        const void *p = nextok_sampler_ctx(c->samplers[i]);
+        switch (nextok__sampler_kind(c->samplers[i])) {
+        case NEXTOK__K_TEMP_EXT: /* range <= 0 is plain temperature (both start with t) */
+        case NEXTOK__K_TEMP:
+            if (nextok__sampler_kind(c->samplers[i]) == NEXTOK__K_TEMP_EXT &&
+                ((const struct nextok__p_temp_ext *)p)->range > 0.0f)
+                return false;
+            if (*(const float *)p <= 0.0f) return true;
+            if (have_t) return false;
+            have_t = true;
+            continue;
+        case NEXTOK__K_TOP_K:
+            if (((const struct nextok__p_top_k *)p)->k <= 0) continue;
+            return true;
+        case NEXTOK__K_MIN_P:
+            if (((const struct nextok__p_min_p *)p)->p <= 0.0f) continue;
+            return true;
+        case NEXTOK__K_TOP_P:
+            if (((const struct nextok__p_top_p *)p)->p >= 1.0f) continue;
+            return true;
+        case NEXTOK__K_TOP_N_SIGMA:
+            if (((const struct nextok__p_sigma *)p)->n <= 0.0f) continue;
+            return true;
+        case NEXTOK__K_DIST:
+            return i + 1 == c->n;
+        case NEXTOK__K_GREEDY:
+        case NEXTOK__K_MIROSTAT_V2:
+            return true;
+        default:
+            return false;
+        }
+    }
+    return false;
+}
+
 /* Which stages lead the chain. Anything is allowed after the fused prefix. */
 static void plan_build(struct nextok__fused *f, const struct nextok_chain *c)
 {
@@ -156,7 +202,7 @@ static void plan_build(struct nextok__fused *f, const struct nextok_chain *c)
         i++;
     }
     f->n_proc = i;
-    f->fusable = i < c->n || i > 0;
+    f->fusable = f->has_allowed || prefix_may_fuse(c, i);
 }
 
 static nextok_status plan_get(struct nextok_chain *c, struct nextok__fused **out)
@@ -202,8 +248,8 @@ static int cmp_cand_id(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-/* Ascending ids: insertion sort for the usual few (a history of ~64), qsort
- * beyond. */
+/* Ascending ids: insertion sort for the usual few (a history of ~64),
+ * nextok__sort beyond. */
 static int cmp_i32(const void *pa, const void *pb)
 {
     const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
