@@ -1078,7 +1078,7 @@ NEXTOK_API const char *nextok_stop_string(const struct nextok_stop *s, size_t i,
 /*
  * Sessions: one generation stream. A session owns a sampler chain (built from
  * nextok_sampling_params by nextok_chain_init_sampling, with a min-tokens
- * stage when min_tokens > 0), two detokenizers and a stop matcher. Each step
+ * stage when min_tokens > 0), a detokenizer and a stop matcher. Each step
  * samples a token from a logits row, accepts it into the chain, decodes it and
  * runs the stop criteria; it returns the token and the text a client should
  * see now. Nothing is allocated per step.
