@@ -230,23 +230,43 @@ TEST(test_dispatch)
 /* ---- canonical weights: bit-identical in every ISA ------------------------- */
 
 /* Adversarial finite values for the weights: the maximum itself (x = 0),
- * the -87 cut-off and its neighbours, huge negatives, ±FLT_MAX, denormals. */
+ * the cut-off at max - 60 and its neighbours, the unscaled range's edges,
+ * huge negatives, ±FLT_MAX, denormals. */
 static float weight_value(int kind)
 {
-    static const float adv[] = {0.0f, -0.0f, -87.0f, -86.99999f, -87.00001f, -1e30f,
-                                -3.4028235e38f, 3.4028235e38f, 1e-40f, -1e-42f, -0.34657359f,
-                                0.34657359f, -100.0f, -0.5f, 5.0f};
+    static const float adv[] = {0.0f, -0.0f, -60.0f, -59.99999f, -60.00001f, 80.0f, 80.00001f,
+                                -1e30f, -3.4028235e38f, 3.4028235e38f, 1e-40f, -1e-42f,
+                                -0.34657359f, 0.34657359f, -100.0f, -0.5f, 5.0f, 40000.0f};
     if (kind == 0) return gauss() * 2.5f;
     if (kind == 1) return (float)(int)(gauss() * 3.0f) * 0.5f;
     if (kind == 2) return gauss() * 40.0f;
     return (next_u64() % 3) ? adv[next_u64() % (sizeof adv / sizeof adv[0])] : gauss() * 30.0f;
 }
 
-static float g_w[3][MAXN + 64];
+static float g_w[3][MAXN + 64], g_uw[3][MAXN + 64];
 static double g_bs[3][MAXN / 64 + 2], g_cum[3][MAXN / 64 + 2];
+static double g_ubs[3][MAXN / 64 + 2], g_ucum[3][MAXN / 64 + 2];
 
-/* ref, AVX2, AVX-512 weights (row and array forms) compared with memcmp;
- * the reference against libm exp within 1.3e-7 + 3e-9 |x| relative. */
+/* Equal bits, or both NaN (the unscaled pass makes NaN of values out of its
+ * range, whose payload the definition leaves open). */
+static bool same_f(const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(isnan(a[i]) && isnan(b[i])) && memcmp(a + i, b + i, sizeof *a) != 0) return false;
+    return true;
+}
+
+static bool same_d(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(isnan(a[i]) && isnan(b[i])) && memcmp(a + i, b + i, sizeof *a) != 0) return false;
+    return true;
+}
+
+/* ref, AVX2, AVX-512 weights (row and array forms) compared with memcmp, with
+ * the canonical reference of the row's maximum and the unscaled one; the
+ * reference against libm exp within 1.3e-7 + 3e-9 |x| relative; and where
+ * nextok__wref_unscaled_ok holds, unscaled = canonical 2^N exactly. */
 static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
 {
     const struct nextok__kernels *tabs[3] = {nextok__kernels_ref(), NULL, NULL};
@@ -261,53 +281,99 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
         else
             ((uint16_t *)g_row_u32)[i] = nextok_f32_to_bf16(v), g_refrow[i] = nextok_bf16_to_f32(((uint16_t *)g_row_u32)[i]);
     }
-    float m = -INFINITY;
+    float m = -INFINITY, vlo = INFINITY;
     for (size_t i = 0; i < n; i++) {
         float v = div == 1.0f ? g_refrow[i] : nextok__sat(g_refrow[i] / div);
         m = v > m ? v : m;
+        vlo = v < vlo ? v : vlo;
     }
-    if (kind == 3 && n > 2) m = nextok__sat(m + 1.0f); /* some x = v - m slightly negative */
+    const float vhi = m;
+    if (kind == 3 && n > 2) m = nextok__sat(m + 1.0f); /* a reference above every value */
+    const struct nextok__wref ref = nextok__wref_of(m);
     const size_t nb = (n + 63) / 64;
     for (int t = 0; t < 3; t++) {
         if (!tabs[t]) continue;
-        /* amax = inf (no hint), then the row's exact largest |x|: with it
-         * the SIMD loops drop the cut-off and saturation tests where
-         * -amax / div - m >= -86 (kinds 0 and 1), and must still give the
-         * reference's bits */
-        for (int h = 0; h < 2; h++) {
-            if (h == 1 && t == 0) break;
-            float lo = INFINITY;
-            if (h == 1) {
-                lo = 0.0f;
-                for (size_t i = 0; i < n; i++) lo = fabsf(g_refrow[i]) > lo ? fabsf(g_refrow[i]) : lo;
-            }
-            tabs[t]->weights(g_row_u32, dt, n, div, m, lo, g_w[t], g_bs[t], g_cum[t]);
-            if (t == 0) continue;
-            CHECK_MSG(memcmp(g_w[0], g_w[t], n * sizeof(float)) == 0, "%s weights: w differ (kind %d dt %d n %zu div %g amax %g)",
-                      tabs[t]->name, kind, (int)dt, n, (double)div, (double)lo);
-            CHECK_MSG(memcmp(g_bs[0], g_bs[t], nb * sizeof(double)) == 0, "%s weights: block sums differ (kind %d dt %d n %zu amax %g)",
-                      tabs[t]->name, kind, (int)dt, n, (double)lo);
-            CHECK_MSG(memcmp(g_cum[0], g_cum[t], nb * sizeof(double)) == 0, "%s weights: running sums differ (kind %d dt %d n %zu amax %g)",
-                      tabs[t]->name, kind, (int)dt, n, (double)lo);
-        }
+        float lo, hi, ulo, uhi;
+        tabs[t]->weights(g_row_u32, dt, n, div, &ref, g_w[t], g_bs[t], g_cum[t], &lo, &hi);
+        tabs[t]->weights(g_row_u32, dt, n, div, &nextok__wref_unscaled, g_uw[t], g_ubs[t], g_ucum[t], &ulo, &uhi);
+        CHECK_MSG(lo == vlo && hi == vhi, "%s weights: vmin/vmax %g %g, want %g %g", tabs[t]->name,
+                  (double)lo, (double)hi, (double)vlo, (double)vhi);
+        if (t == 0) continue;
+        CHECK_MSG(memcmp(g_w[0], g_w[t], n * sizeof(float)) == 0, "%s weights: w differ (kind %d dt %d n %zu div %g)",
+                  tabs[t]->name, kind, (int)dt, n, (double)div);
+        CHECK_MSG(memcmp(g_bs[0], g_bs[t], nb * sizeof(double)) == 0, "%s weights: block sums differ (kind %d dt %d n %zu)",
+                  tabs[t]->name, kind, (int)dt, n);
+        CHECK_MSG(memcmp(g_cum[0], g_cum[t], nb * sizeof(double)) == 0, "%s weights: running sums differ (kind %d dt %d n %zu)",
+                  tabs[t]->name, kind, (int)dt, n);
+        CHECK_MSG(same_f(g_uw[0], g_uw[t], n) && same_d(g_ubs[0], g_ubs[t], nb) && same_d(g_ucum[0], g_ucum[t], nb),
+                  "%s unscaled weights differ (kind %d dt %d n %zu div %g)", tabs[t]->name, kind, (int)dt, n,
+                  (double)div);
+        /* unscaled and within range (values ±inf when an unsaturated quotient overflows) */
+        const bool in = div == 1.0f || (ulo >= -3.4028235e38f && uhi <= 3.4028235e38f);
+        CHECK_MSG(!in || (ulo == vlo && uhi == vhi), "%s unscaled vmin/vmax", tabs[t]->name);
     }
     bool acc = true;
     for (size_t i = 0; i < n && acc; i++) {
         float v = div == 1.0f ? g_refrow[i] : nextok__sat(g_refrow[i] / div);
-        const float x = v - m;
-        const double e = x < NEXTOK__EXPW_XMIN ? 0.0 : exp((double)x);
+        const float x = v - ref.c;
+        const double e = x < ref.cut ? 0.0 : ldexp(exp((double)x), -ref.n);
         acc = e == 0.0 ? g_w[0][i] == 0.0f : fabs((double)g_w[0][i] - e) <= (1.3e-7 + 3e-9 * fabs((double)x)) * e;
         CHECK_MSG(acc, "expw(%.9g) = %.9g, exp %.9g", (double)x, (double)g_w[0][i], e);
     }
-    /* the array form on the widened values (div 1) */
-    if (div == 1.0f)
+    if (m == vhi && nextok__wref_unscaled_ok(vlo, vhi)) { /* the one-pass path's premise */
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++) ok = ldexpf(g_uw[0][i], -ref.n) == g_w[0][i];
+        for (size_t b = 0; b < nb && ok; b++)
+            ok = ldexp(g_ubs[0][b], -ref.n) == g_bs[0][b] && ldexp(g_ucum[0][b], -ref.n) == g_cum[0][b];
+        CHECK_MSG(ok, "unscaled != canonical 2^N (kind %d dt %d n %zu div %g N %d)", kind, (int)dt, n,
+                  (double)div, (int)ref.n);
+    }
+    /* the array form on the processed values */
+    static float vals[MAXN + 64], w2[MAXN + 64];
+    for (size_t i = 0; i < n; i++) vals[i] = div == 1.0f ? g_refrow[i] : nextok__sat(g_refrow[i] / div);
+    for (int t = 0; t < 3; t++) {
+        if (!tabs[t]) continue;
+        tabs[t]->expw(vals, n, &ref, w2);
+        CHECK_MSG(memcmp(g_w[0], w2, n * sizeof(float)) == 0, "%s expw differs from weights (n %zu)",
+                  tabs[t]->name, n);
+    }
+}
+
+/* Rows inside the one-pass range with shifted maxima (N from -40 to 50):
+ * unscaled weights are the canonical ones times 2^N, bit for bit, in every
+ * table. */
+TEST(test_weights_unscaled_exact)
+{
+    static float row[4099];
+    for (int rep = 0; rep < 300; rep++) {
+        const size_t n = 1 + next_u64() % 4099;
+        const float base = (float)((int)(next_u64() % 130) - 50), spread = (float)(next_u64() % 60);
+        for (size_t i = 0; i < n; i++) {
+            float v = base - (float)unif() * spread;
+            if (next_u64() % 8 == 0) v = base; /* ties at the maximum */
+            row[i] = v;
+        }
+        float lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < n; i++) lo = fminf(lo, row[i]), hi = fmaxf(hi, row[i]);
+        if (!nextok__wref_unscaled_ok(lo, hi)) continue;
+        const struct nextok__wref ref = nextok__wref_of(hi);
+        CHECK(ref.c == 0.0f);
+        const struct nextok__kernels *tabs[3] = {nextok__kernels_ref(), NULL, NULL};
+        if (nextok_cpu_has_avx2()) tabs[1] = nextok__kernels_avx2();
+        if (nextok_cpu_has_avx512()) tabs[2] = nextok__kernels_avx512();
         for (int t = 0; t < 3; t++) {
             if (!tabs[t]) continue;
-            static float w2[MAXN + 64];
-            tabs[t]->expw(g_refrow, n, m, w2);
-            CHECK_MSG(memcmp(g_w[0], w2, n * sizeof(float)) == 0, "%s expw differs from weights (n %zu)",
-                      tabs[t]->name, n);
+            float a, b;
+            tabs[t]->weights(row, NEXTOK_DTYPE_F32, n, 1.0f, &ref, g_w[t], g_bs[t], g_cum[t], &a, &b);
+            tabs[t]->weights(row, NEXTOK_DTYPE_F32, n, 1.0f, &nextok__wref_unscaled, g_uw[t], g_ubs[t], g_ucum[t], &a, &b);
+            bool ok = true;
+            for (size_t i = 0; i < n && ok; i++) ok = ldexpf(g_uw[t][i], -ref.n) == g_w[t][i] && g_w[t][i] > 0.0f;
+            const size_t nb = (n + 63) / 64;
+            for (size_t k = 0; k < nb && ok; k++) ok = ldexp(g_ucum[t][k], -ref.n) == g_cum[t][k];
+            CHECK_MSG(ok, "%s: unscaled != canonical 2^N (n %zu base %g spread %g)", tabs[t]->name, n,
+                      (double)base, (double)spread);
         }
+    }
 }
 
 TEST(test_weights_bitexact)
@@ -338,7 +404,7 @@ TEST(test_weights_sparse_equals_dense)
         for (size_t i = 0; i < n; i++) {
             dense[i] = 0.0f;
             if (next_u64() % keep) continue;
-            dense[i] = nextok__expw(-fabsf(gauss() * 3.0f));
+            dense[i] = nextok__expw(-fabsf(gauss() * 3.0f), &nextok__wref_unscaled);
             ids[k] = (int32_t)i;
             sw[k++] = dense[i];
         }
@@ -358,8 +424,9 @@ TEST(test_weights_sparse_equals_dense)
 }
 
 /* The definition's constants (docs/semantics.md, Canonical weights) and a
- * strided sweep of expw over [-86, 0] against libm exp, ref against every
- * SIMD table on the same inputs (memcmp). */
+ * strided sweep of expw over [-60, 80] (the unscaled reference: exp(x)
+ * itself) against libm exp, ref against every SIMD table on the same inputs
+ * (memcmp). */
 TEST(test_expw_constants_and_sweep)
 {
     CHECK(NEXTOK__EXPW_LOG2E16 == NEXTOK__EXPW_LOG2E * 16.0f);
@@ -377,27 +444,30 @@ TEST(test_expw_constants_and_sweep)
     if (nextok_cpu_has_avx2()) tabs[1] = nextok__kernels_avx2();
     if (nextok_cpu_has_avx512()) tabs[2] = nextok__kernels_avx512();
     static float xs[4096], w0[4096], w1[4096];
-    const float lo = -86.0f;
-    uint32_t blo;
-    memcpy(&blo, &lo, sizeof blo);
+    const struct nextok__wref *ref = &nextok__wref_unscaled;
     bool ok = true;
-    size_t c = 0;
-    for (uint32_t b = 0x80000000u; b <= blo && ok; b += 2039u) { /* every 2039th float */
-        memcpy(&xs[c], &b, sizeof(float));
-        if (++c < 4096 && b + 2039u <= blo) continue;
-        tabs[0]->expw(xs, c, 0.0f, w0);
-        for (size_t i = 0; i < c && ok; i++) {
-            const double e = exp((double)xs[i]);
-            ok = fabs((double)w0[i] - e) <= (1.3e-7 + 3e-9 * fabs((double)xs[i])) * e &&
-                 w0[i] == nextok__expw(xs[i]);
-            CHECK_MSG(ok, "expw(%.9g) = %.9g, exp %.9g", (double)xs[i], (double)w0[i], e);
+    for (int side = 0; side < 2 && ok; side++) { /* [-60, -0], then [+0, 80] */
+        const float end = side ? 80.0f : -60.0f;
+        uint32_t bend, b0 = side ? 0u : 0x80000000u;
+        memcpy(&bend, &end, sizeof bend);
+        size_t c = 0;
+        for (uint32_t b = b0; b <= bend && ok; b += 2039u) { /* every 2039th float */
+            memcpy(&xs[c], &b, sizeof(float));
+            if (++c < 4096 && b + 2039u <= bend) continue;
+            tabs[0]->expw(xs, c, ref, w0);
+            for (size_t i = 0; i < c && ok; i++) {
+                const double e = exp((double)xs[i]);
+                ok = fabs((double)w0[i] - e) <= (1.3e-7 + 3e-9 * fabs((double)xs[i])) * e &&
+                     w0[i] == nextok__expw(xs[i], ref);
+                CHECK_MSG(ok, "expw(%.9g) = %.9g, exp %.9g", (double)xs[i], (double)w0[i], e);
+            }
+            for (int t = 1; t < 3; t++) {
+                if (!tabs[t]) continue;
+                tabs[t]->expw(xs, c, ref, w1);
+                CHECK_MSG(memcmp(w0, w1, c * sizeof(float)) == 0, "%s expw sweep differs", tabs[t]->name);
+            }
+            c = 0;
         }
-        for (int t = 1; t < 3; t++) {
-            if (!tabs[t]) continue;
-            tabs[t]->expw(xs, c, 0.0f, w1);
-            CHECK_MSG(memcmp(w0, w1, c * sizeof(float)) == 0, "%s expw sweep differs", tabs[t]->name);
-        }
-        c = 0;
     }
 }
 
@@ -408,6 +478,7 @@ int main(void)
     RUN(test_avx512);
     RUN(test_dispatch);
     RUN(test_weights_bitexact);
+    RUN(test_weights_unscaled_exact);
     RUN(test_weights_sparse_equals_dense);
     RUN(test_expw_constants_and_sweep);
     return harness_done();

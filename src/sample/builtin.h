@@ -105,6 +105,8 @@ bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_toke
  * over them (docs/semantics.md; weights.c). Sparse sets (the chain) have
  * bstart; a dense row indexed by token id (the fused path) has bstart NULL
  * and block k = ids 64k .. 64k+63. */
+struct nextok__wref;
+
 struct nextok__wset {
     const float *w;       /* weights, ids ascending                */
     size_t n;
@@ -125,16 +127,18 @@ size_t nextok__wset_draw(const struct nextok__wset *s, double u);
 unsigned nextok__mass_shift(size_t n);
 static inline uint64_t nextok__mass_q(float w, float scale /* 2^s */)
 {
-    /* w <= 1 for every candidate (the min only tames values a caller subtracts
-     * again); w scale is exact and below 2^63: truncation = floor */
-    return (uint64_t)(int64_t)((w < 1.0f ? w : 1.0f) * scale);
+    /* w scale (a canonical weight, below 2, times 2^s; scale may also hold
+     * the fused path's 2^-N) is exact and below 2^62: truncation = floor.
+     * The clamp only tames values a caller subtracts again (NaN included). */
+    const float x = w * scale;
+    return (uint64_t)(int64_t)(x < 0x1p62f ? x : 0x1p62f);
 }
 /* ceil(p Q) exactly (p in (0, 1)). */
 uint64_t nextok__mass_target(float p, uint64_t q);
 
 /* Mirostat v2 (mirostat.c): keep candidates with (double)l >= this (m the
  * float maximum, z the canonical Z relative to it, mu the state). */
-double nextok__miro2_threshold(float m, double z, float mu);
+double nextok__miro2_threshold(const struct nextok__wref *ref, double z, float mu);
 /* Mirostat's draw on an already truncated set (the fused path), remembering
  * the distribution for accept. */
 nextok_status nextok__mirostat_draw(struct nextok_sampler *s, struct nextok_token_data_array *cur,

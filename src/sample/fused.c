@@ -80,10 +80,13 @@ struct nextok__fused {
     struct nextok__catdraw *draw; /* nextok_chain_sample_n's scratch (lazy)    */
 
     /* dense distribution of the last call (fuse_dist), allocated on first use */
-    float *dw;          /* n_vocab canonical weights, index = id (0: not a candidate) */
-    double *dbs;        /* their block sums                                     */
+    float *dw;          /* n_vocab weights, index = id (0: not a candidate):    */
+    double *dbs;        /* the canonical ones times 2^dN exactly, block sums,   */
     double *dcum;       /* running sums of dbs                                  */
-    double dz;          /* Z                                                    */
+    double dz;          /* Z (times 2^dN)                                       */
+    struct nextok__wref dref; /* the reference dw was computed with           */
+    struct nextok__wref cref; /* the canonical reference of the set           */
+    int32_t dN;         /* dref unscaled: cref.n, else 0                        */
     float dt;           /* the temperature divisor used                         */
     size_t d_touched;   /* touched ids of that call (f->touched)               */
     bool d_cut;         /* a top-p cut applies: candidates are keep(v, id)     */
@@ -386,7 +389,6 @@ struct run {
     size_t nc;      /* compacted untouched candidates in cids/cvals        */
     float tau;      /* raw threshold of the compaction                     */
     size_t n_touched; /* ids touched by processors (f->touched)            */
-    float amax;     /* |every raw element| <= amax (dense_max; weights' hint) */
 };
 
 /* Compact raw >= tau, drop touched ids (they come from the overrides).
@@ -844,30 +846,34 @@ static bool dense_reserve(struct nextok__fused *f)
     return f->dw && f->dbs && f->dcum;
 }
 
-/* The chain's m: the largest processed candidate value. One SIMD max pass
- * (P is monotone, so max P = P(max)) unless a touched id holds the row's
- * maximum (its override may be lower, or it may be removed): then the
- * collect-the-top route. false: a non-finite value is in the row. */
-static bool dense_max(struct run *r, float *m)
+/* The chain's m, the largest processed candidate value, given hi = the
+ * largest processed value of the row (P is monotone, so max P = P(max)):
+ * hi and the overrides, unless a touched id holds the row's maximum (its
+ * override may be lower, or it may be removed): then the collect-the-top
+ * route. false: a non-finite value is in the row. */
+static bool cand_max(struct run *r, float hi, float *m)
 {
     const struct nextok__fused *f = r->f;
-    int nf = 0;
-    float amax = INFINITY;
-    const float mx = r->k->max_abs(r->row, r->dt, r->V, &nf, &amax);
-    if (nf) return false;
-    r->amax = amax; /* a finite row: the exact largest |x| */
     bool touched_max = false;
     for (size_t j = 0; j < r->n_touched && !touched_max; j++)
-        touched_max = nextok__row_get(r->row, r->dt, (size_t)f->touched[j]) == mx;
+        touched_max = P(nextok__row_get(r->row, r->dt, (size_t)f->touched[j]), r->t) == hi;
     if (touched_max) {
         if (!collect_top(r, 1)) return false;
         *m = processed_max(r);
         return true;
     }
-    float v = P(mx, r->t);
+    float v = hi;
     for (size_t j = 0; j < f->n_ov; j++) v = fmaxf(v, P(f->ov[j].logit, r->t));
     *m = v;
     return true;
+}
+
+/* The chain's m by one SIMD max pass. false: a non-finite value is in the row. */
+static bool dense_max(struct run *r, float *m)
+{
+    int nf = 0;
+    const float mx = r->k->max(r->row, r->dt, r->V, &nf);
+    return !nf && cand_max(r, P(mx, r->t), m);
 }
 
 /* Processed value of id i (its override when touched; i must be a candidate). */
@@ -879,28 +885,67 @@ static float dense_value(const struct nextok__fused *f, const void *row, enum ne
     return P(nextok__row_get(row, dt, i), t);
 }
 
-/* The canonical weights of every candidate into f->dw (one SIMD pass; the
- * touched ids get their override's weight, 0 when removed, and their blocks
- * are summed again), block sums, running sums and f->dz = Z. */
-static void dense_weights(const struct run *r, float m)
+/* Whether the overrides' values keep the unscaled pass exact (their weights
+ * are computed with the same reference): [lo, hi] widened by them. */
+static bool ov_unscaled_ok(const struct run *r, float lo, float hi)
+{
+    const struct nextok__fused *f = r->f;
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const float v = P(f->ov[j].logit, r->t);
+        lo = fminf(lo, v);
+        hi = fmaxf(hi, v);
+    }
+    return nextok__wref_unscaled_ok(lo, hi);
+}
+
+/*
+ * The canonical weights of every candidate into f->dw, up to the exact factor
+ * 2^dN, with block sums, running sums and f->dz = Z (times 2^dN).
+ * One SIMD pass computes them unscaled (nextok__wref_unscaled) and reports
+ * the row's smallest and largest processed values; when those (and the
+ * overrides') lie where unscaled weights are the canonical ones times 2^N
+ * exactly (nextok__wref_unscaled_ok: the usual case), that pass is the
+ * result and the maximum only fixes N. Otherwise the exact maximum and a
+ * second pass with the canonical reference. patch: the touched ids get their
+ * override's weight (0 when removed) and their blocks are summed again (top-p
+ * patches by itself). false: a non-finite value is in the row.
+ */
+static bool dense_prepare(struct run *r, bool patch)
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
-    r->k->weights(r->row, r->dt, V, r->t, m, r->amax, f->dw, f->dbs, f->dcum);
+    if (!dense_reserve(f)) return false;
+    float lo, hi, m;
+    r->k->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, f->dw, f->dbs, f->dcum, &lo, &hi);
+    if (nextok__wref_unscaled_ok(lo, hi) && ov_unscaled_ok(r, lo, hi)) {
+        if (!isfinite(f->dcum[nb - 1])) return false; /* in range, so a NaN */
+        if (!cand_max(r, hi, &m)) return false;
+        f->cref = nextok__wref_of(m);
+        f->dref = nextok__wref_unscaled;
+        f->dN = f->cref.n;
+    } else {
+        if (!dense_max(r, &m)) return false;
+        f->cref = f->dref = nextok__wref_of(m);
+        f->dN = 0;
+        r->k->weights(r->row, r->dt, V, r->t, &f->dref, f->dw, f->dbs, f->dcum, &lo, &hi);
+    }
+    f->dz = f->dcum[nb - 1];
+    if (!patch) return true;
     for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
-    for (size_t j = 0; j < f->n_ov; j++) f->dw[f->ov[j].id] = nextok__expw(P(f->ov[j].logit, r->t) - m);
+    for (size_t j = 0; j < f->n_ov; j++) f->dw[f->ov[j].id] = nextok__expw(P(f->ov[j].logit, r->t), &f->dref);
     size_t dirty = nb; /* first block whose sum changed */
     for (size_t j = 0; j < r->n_touched; j++) {
         const size_t b = (size_t)f->touched[j] >> 6;
         f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
         if (b < dirty) dirty = b;
     }
-    f->dz = dirty < nb ? nextok__wset_cum(f->dbs, dirty, nb, f->dcum) : f->dcum[nb - 1];
+    if (dirty < nb) f->dz = nextok__wset_cum(f->dbs, dirty, nb, f->dcum);
+    return true;
 }
 
 /*
  * Mirostat v2 (mirostat.c): keep (double)l >= m + ln Z - μ ln 2 with the
- * canonical Z, which one SIMD weights pass gives (dense_weights); the kept
+ * canonical Z, which one SIMD weights pass gives (dense_prepare); the kept
  * set {l >= thr} is then one threshold compaction (raw preimage of the float
  * ceiling of thr), in id order as the chain leaves it; none kept: the top
  * candidate. Mirostat's own draw runs on it (and remembers it for accept).
@@ -908,11 +953,9 @@ static void dense_weights(const struct run *r, float m)
 static bool fuse_miro2(struct nextok_chain *c, struct run *r, struct nextok_sampler *s)
 {
     struct nextok__fused *f = r->f;
-    float m;
-    if (!dense_reserve(f) || !dense_max(r, &m)) return false;
-    dense_weights(r, m);
-    const double thr =
-        nextok__miro2_threshold(m, f->dz, ((const struct nextok__p_mirostat *)nextok_sampler_ctx(s))->mu);
+    if (!dense_prepare(r, true)) return false;
+    const double thr = nextok__miro2_threshold(&f->cref, ldexp(f->dz, -f->dN),
+                                               ((const struct nextok__p_mirostat *)nextok_sampler_ctx(s))->mu);
     const float tau = preimage(float_ceil(thr), r->t);
     if (!compact(r, tau)) return false;
     const size_t n = emit_ge(c, r, thr);
@@ -927,7 +970,7 @@ static bool fuse_miro2(struct nextok_chain *c, struct run *r, struct nextok_samp
 
 /*
  * dist over every candidate (processors, at most a temperature before it).
- * The chain computes w = expw(l - m) for its candidates in id order, their
+ * The chain computes w = expw(l, wref_of(m)) for its candidates in id order, their
  * 64-id block sums, Z and the walk (weights.c). Here the same weights come
  * from one SIMD pass over the row (kernels' weights: bit-identical to
  * nextok__expw and nextok__wblock), with non-candidates at weight 0, which
@@ -939,10 +982,8 @@ static bool fuse_miro2(struct nextok_chain *c, struct run *r, struct nextok_samp
 static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
 {
     struct nextok__fused *f = r->f;
-    float m;
-    if (!dense_reserve(f) || !dense_max(r, &m)) return false;
+    if (!dense_prepare(r, true)) return false;
     const size_t V = r->V, nb = (V + 63) / 64;
-    dense_weights(r, m);
     f->dt = r->t;
     f->d_touched = r->n_touched;
     f->d_cut = false;
@@ -1009,7 +1050,7 @@ static float tp_unkey(uint32_t k)
  * counts per key bucket (counts stay 0 otherwise), interleaved copies so that equal buckets in a row do not wait
  * on each other; touched ids then trade their row term for their override's
  * (integers: the subtraction is exact). Merged into hq[0], hn[0]. */
-static void tp_level0(const struct run *r, float m, float scale, bool counts)
+static void tp_level0(const struct run *r, float scale, bool counts)
 {
     struct nextok__fused *f = r->f;
     uint64_t(*hq)[HBINS] = f->hq;
@@ -1039,7 +1080,7 @@ static void tp_level0(const struct run *r, float m, float scale, bool counts)
     for (size_t j = 0; j < f->n_ov; j++) {
         const float x = P(f->ov[j].logit, r->t);
         const uint32_t k = tp_key(x) >> 21;
-        hq[0][k] += nextok__mass_q(nextok__expw(x - m), scale);
+        hq[0][k] += nextok__mass_q(nextok__expw(x, &f->dref), scale);
         hn[0][k] += counts;
     }
 }
@@ -1061,7 +1102,7 @@ static unsigned tp_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins,
  * masses in cq. Returns the count, or (size_t)-1 on a non-finite row. The
  * untouched ones come from one compaction at the bucket's lowest value (its
  * raw preimage), filtered to the bucket. */
-static size_t tp_gather(struct run *r, uint32_t B, float m, float scale)
+static size_t tp_gather(struct run *r, uint32_t B, float scale)
 {
     struct nextok__fused *f = r->f;
     if (!compact(r, preimage(tp_unkey(B << 21), r->t))) return (size_t)-1;
@@ -1089,7 +1130,7 @@ static size_t tp_gather(struct run *r, uint32_t B, float m, float scale)
         k--;
         f->cids[k] = f->ov[j].id;
         f->cvals[k] = x;
-        f->cq[k] = nextok__mass_q(nextok__expw(x - m), scale);
+        f->cq[k] = nextok__mass_q(nextok__expw(x, &f->dref), scale);
         extra--;
     }
     return total;
@@ -1152,7 +1193,7 @@ static void tp_emit(struct nextok_chain *c, const struct run *r, float L, int32_
 /* dist right after the cut: the dense weights with every non-survivor at 0
  * (the chain's dist sees only survivors; zeros change no sum; the survivors'
  * maximum is m), their block sums and the canonical walk, as fuse_dist. */
-static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float m, float L,
+static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
                           int32_t cut, uint64_t seed)
 {
     struct nextok__fused *f = r->f;
@@ -1171,7 +1212,7 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float m, 
     for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
     for (size_t j = 0; j < f->n_ov; j++) {
         const float x = P(f->ov[j].logit, r->t);
-        if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x - m);
+        if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
     }
     for (size_t j = 0; j < r->n_touched; j++) {
         const size_t b = (size_t)f->touched[j] >> 6;
@@ -1198,20 +1239,19 @@ static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nexto
                        const uint64_t *dist_seed, bool *drawn)
 {
     struct nextok__fused *f = r->f;
-    float m;
     *drawn = false;
-    if (!tp_reserve(f) || !dense_max(r, &m)) return false;
-    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set));
-    r->k->weights(r->row, r->dt, r->V, r->t, m, r->amax, f->dw, f->dbs, f->dcum);
+    if (!tp_reserve(f) || !dense_prepare(r, false)) return false;
+    /* masses of the canonical weights: dw is them times 2^dN */
+    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
     const size_t mk = q->min_keep ? q->min_keep : 1;
-    tp_level0(r, m, scale, mk > 1); /* with min_keep 1 the counts are not needed */
+    tp_level0(r, scale, mk > 1); /* with min_keep 1 the counts are not needed */
     uint64_t total = 0;
     for (unsigned k = 0; k < HBINS; k++) total += f->hq[0][k];
     const uint64_t target = nextok__mass_target(q->p, total);
     uint64_t above = 0;
     size_t n_above = 0;
     const unsigned B = tp_cross(f->hq[0], f->hn[0], HBINS, target, &above, &n_above);
-    size_t n = tp_gather(r, B, m, scale);
+    size_t n = tp_gather(r, B, scale);
     if (n == (size_t)-1) return false;
     n = tp_refine(f, n, 10, 11, target, &above, &n_above);
     n = tp_refine(f, n, 0, 10, target, &above, &n_above);
@@ -1232,7 +1272,7 @@ static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nexto
         tp_emit(c, r, L, cut);
         return true;
     }
-    tp_dense_draw(c, r, m, L, cut, *dist_seed);
+    tp_dense_draw(c, r, L, cut, *dist_seed);
     *drawn = true;
     return true;
 }
@@ -1391,7 +1431,7 @@ nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum
     size_t n_touched = 0;
     if (!apply_overrides(f, c, logits, dtype, &n_touched)) return NEXTOK_OK;
     struct run r = {f, nextok__kernels(), logits, dtype, (size_t)c->params.n_vocab, 0, 1.0f, 0, 0,
-                    n_touched, INFINITY};
+                    n_touched};
     r.n_set = r.V - f->n_removed;
     size_t tail = r.n_set ? run_prefix(c, &r, f->n_proc) : (size_t)-1;
     clear_mask(f, n_touched);

@@ -52,14 +52,14 @@ static bool cache_reserve(struct miro_ctx *c, size_t n)
     return cache_alloc(c, cap);
 }
 
-/* p_i = w_i / z in double with the canonical weights w_i = expw(l_i - m): the
- * distribution the draw used. */
+/* p_i = w_i / z in double with the canonical weights w_i = expw(l_i,
+ * wref_of(m)): the distribution the draw used. */
 static void cache_store(struct miro_ctx *c, const struct nextok_token_data_array *cur, double z)
 {
-    const float m = (float)nextok__cand_max_logit(cur);
+    const struct nextok__wref ref = nextok__wref_of((float)nextok__cand_max_logit(cur));
     for (size_t i = 0; i < cur->size; i++) {
         c->ids[i] = cur->data[i].id;
-        c->prob[i] = (double)nextok__expw(cur->data[i].logit - m) / z;
+        c->prob[i] = (double)nextok__expw(cur->data[i].logit, &ref) / z;
     }
     c->n = cur->size;
 }
@@ -145,7 +145,8 @@ static bool v2_truncate(struct miro_ctx *c, struct nextok_token_data_array *cur)
 {
     struct nextok__wset set;
     if (!nextok__catdraw_weights(c->draw, cur, &set, NULL)) return false;
-    const double thr = nextok__miro2_threshold(nextok__cand_max_logit(cur), set.z, c->p.mu);
+    const struct nextok__wref ref = nextok__wref_of((float)nextok__cand_max_logit(cur));
+    const double thr = nextok__miro2_threshold(&ref, set.z, c->p.mu);
     size_t j = 0;
     for (size_t i = 0; i < cur->size; i++)
         if ((double)cur->data[i].logit >= thr) cur->data[j++] = cur->data[i];
@@ -158,9 +159,12 @@ static bool v2_truncate(struct miro_ctx *c, struct nextok_token_data_array *cur)
     return true;
 }
 
-double nextok__miro2_threshold(float m, double z, float mu)
+/* -log2(w / Z) <= mu with w = exp(l - c) 2^-N (canonical weights):
+ * l >= c + N ln 2 + ln Z - mu ln 2, in double, in this order. */
+double nextok__miro2_threshold(const struct nextok__wref *ref, double z, float mu)
 {
-    return (double)m + log(z) - (double)mu * 0.693147180559945309417;
+    const double ln2 = 0.693147180559945309417;
+    return (double)ref->c + (double)ref->n * ln2 + log(z) - (double)mu * ln2;
 }
 
 nextok_status nextok__mirostat_draw(struct nextok_sampler *s, struct nextok_token_data_array *cur,

@@ -132,7 +132,8 @@ static const uint64_t *id_order(struct nextok__catdraw *d,
 
 /*
  * Canonical weights of cur in id order (docs/semantics.md, Canonical weights):
- * w = nextok__expw(l - m) with m the maximum logit, block sums, Z. Fills
+ * w = nextok__expw(l, nextok__wref_of(m)) with m the maximum logit, block
+ * sums, Z. Fills
  * d->ids/x/w, the running block sums d->bsum, d->bstart and *set (*ids,
  * if not NULL, the ids in that order); returns false on NOMEM.
  */
@@ -148,9 +149,10 @@ bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_toke
         const struct nextok_token_data *t = &cur->data[(uint32_t)order[j]];
         d->ids[j] = t->id;
         d->x[j] = t->logit;
-        m = t->logit > m ? t->logit : m; /* finite logits; the sign of a zero m never changes l - m */
+        m = t->logit > m ? t->logit : m; /* finite logits; the sign of a zero m changes no weight */
     }
-    nextok__kernels()->expw(d->x, n, m, d->w); /* bit-identical in every ISA */
+    const struct nextok__wref ref = nextok__wref_of(m);
+    nextok__kernels()->expw(d->x, n, &ref, d->w); /* bit-identical in every ISA */
     const size_t nb = nextok__wset_sparse(d->ids, d->w, n, d->bsum, d->bstart);
     *set = (struct nextok__wset){d->w, n, d->bsum, d->bstart, nb, nb ? d->bsum[nb - 1] : 0.0};
     if (ids) *ids = d->ids;

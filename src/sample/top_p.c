@@ -33,24 +33,24 @@ static size_t next_len(size_t have) { return have < 64 ? 64 : have * 4; }
 
 /* Canonical weights of cur->data[i0 .. i0+n-1] (n <= CHUNK) into w: the SIMD
  * kernel (bit-identical to nextok__expw). */
-static void chunk_weights(const struct nextok_token_data_array *cur, size_t i0, size_t n, float m,
-                          float *w)
+static void chunk_weights(const struct nextok_token_data_array *cur, size_t i0, size_t n,
+                          const struct nextok__wref *ref, float *w)
 {
     float x[CHUNK];
     for (size_t i = 0; i < n; i++) x[i] = cur->data[i0 + i].logit;
-    nextok__kernels()->expw(x, n, m, w);
+    nextok__kernels()->expw(x, n, ref, w);
 }
 
 /* Mass of every candidate and the target (docs/semantics.md, top-p): q_i =
- * floor(expw(l_i - m) 2^s), Q = sum q_i (exact: integers), target ceil(p Q). */
-static uint64_t mass_target(const struct nextok_token_data_array *cur, float p, float m,
-                            float scale)
+ * floor(expw(l_i, ref) 2^s), Q = sum q_i (exact: integers), target ceil(p Q). */
+static uint64_t mass_target(const struct nextok_token_data_array *cur, float p,
+                            const struct nextok__wref *ref, float scale)
 {
     uint64_t q = 0;
     float w[CHUNK];
     for (size_t b = 0; b < cur->size; b += CHUNK) {
         const size_t n = cur->size - b < CHUNK ? cur->size - b : CHUNK;
-        chunk_weights(cur, b, n, m, w);
+        chunk_weights(cur, b, n, ref, w);
         for (size_t i = 0; i < n; i++) q += nextok__mass_q(w[i], scale);
     }
     return nextok__mass_target(p, q);
@@ -61,9 +61,9 @@ static uint64_t mass_target(const struct nextok_token_data_array *cur, float p, 
  * prefix at a time. */
 static size_t nucleus(struct nextok_token_data_array *cur, float p, size_t *have)
 {
-    const float m = nextok__cand_max_logit(cur);
+    const struct nextok__wref ref = nextok__wref_of(nextok__cand_max_logit(cur));
     const float scale = ldexpf(1.0f, (int)nextok__mass_shift(cur->size));
-    const uint64_t target = mass_target(cur, p, m, scale);
+    const uint64_t target = mass_target(cur, p, &ref, scale);
     uint64_t cum = 0;
     float w[CHUNK];
     size_t w0 = 0, wn = 0; /* w holds the weights of data[w0 .. w0+wn-1] */
@@ -72,7 +72,7 @@ static size_t nucleus(struct nextok_token_data_array *cur, float p, size_t *have
         if (n == w0 + wn) {
             w0 = n;
             wn = *have - n < CHUNK ? *have - n : CHUNK;
-            chunk_weights(cur, w0, wn, m, w);
+            chunk_weights(cur, w0, wn, &ref, w);
         }
         cum += nextok__mass_q(w[n - w0], scale);
         if (cum >= target) return n + 1;

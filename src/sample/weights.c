@@ -110,13 +110,13 @@ size_t nextok__wset_draw(const struct nextok__wset *s, double u)
     return last_positive(s->w, b, e);
 }
 
-/* Top-p mass scale: the largest s with n 2^s <= 2^62 (w <= 1, so any sum of
+/* Top-p mass scale: the largest s with n 2^s <= 2^61 (w < 2, so any sum of
  * n masses fits in 63 bits). */
 unsigned nextok__mass_shift(size_t n)
 {
     unsigned b = 0; /* ceil(log2 n) */
-    while (b < 62 && ((size_t)1 << b) < n) b++;
-    return 62 - b;
+    while (b < 61 && ((size_t)1 << b) < n) b++;
+    return 61 - b;
 }
 
 /* ceil(p Q) exactly: p = mant 2^-k (mant < 2^24, k >= 24), so p Q = mant Q /

@@ -25,6 +25,8 @@
 #include <math.h>
 #include <string.h>
 
+struct nextok__wref;
+
 struct nextok__kernels {
     const char *name; /* "ref", "avx2", "avx512" */
 
@@ -66,20 +68,22 @@ struct nextok__kernels {
 
     /* Canonical weights (docs/semantics.md, Probabilities) of a dense row,
      * index = token id: v_i = x_i (div == 1) or sat(x_i / div) in float, then
-     * w[i] = nextok__expw(v_i - m) (float subtraction) and bsum[b] =
-     * nextok__wblock(w + 64 b, len) for every block b < ceil(n / 64), and the
-     * running sums cum[b] = cum[b-1] + bsum[b] (cum[-1] = 0; cum[last] = Z).
+     * w[i] = nextok__expw(v_i, ref) and bsum[b] = nextok__wblock(w + 64 b,
+     * len) for every block b < ceil(n / 64), and the running sums cum[b] =
+     * cum[b-1] + bsum[b] (cum[-1] = 0; cum[last] = Z). *vmin / *vmax: the
+     * smallest / largest v_i (NaN ignored; +inf / -inf when none).
      * Bit-identical in every ISA (tests/test_simd.c checks with memcmp).
-     * amax: a bound with |x_i| <= amax for every element (INFINITY when
-     * none is known), a speed hint only: when amax / div is finite no
-     * quotient can saturate, and when then v(-amax) - m >= -86 no element
-     * can fall under expw's cut-off, so the SIMD loops skip those tests; the
-     * result is the same either way. */
-    void (*weights)(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
-                    float amax, float *w, double *bsum, double *cum);
+     * With ref = &nextok__wref_unscaled (c = 0, no cut-off, N = 0) there is
+     * no saturation either (an overflowing quotient is ±inf, which vmin/vmax
+     * report) and the SIMD loops drop the subtraction and the tests: the
+     * one-pass path (docs/design.md), valid when nextok__wref_unscaled_ok
+     * (vmin, vmax) holds. */
+    void (*weights)(const void *row, enum nextok_dtype dt, size_t n, float div,
+                    const struct nextok__wref *ref, float *w, double *bsum, double *cum,
+                    float *vmin, float *vmax);
 
-    /* w[i] = nextok__expw(x[i] - m) for i < n. Bit-identical in every ISA. */
-    void (*expw)(const float *x, size_t n, float m, float *w);
+    /* w[i] = nextok__expw(x[i], ref) for i < n. Bit-identical in every ISA. */
+    void (*expw)(const float *x, size_t n, const struct nextok__wref *ref, float *w);
 };
 
 /* The table for this CPU (NEXTOK_FORCE_REF=1 in the environment forces the
@@ -105,7 +109,6 @@ static inline uint32_t nextok__fkey_bits(uint32_t u)
  * kernels_avx512.c, so all give the same bits. (Arch files are compiled with
  * -ffp-contract=off as a second guard.)
  */
-#define NEXTOK__EXPW_XMIN (-86.0f)          /* below: weight 0 (exp < 4.5e-38)  */
 #define NEXTOK__EXPW_MAGIC 12582912.0f      /* 1.5 * 2^23: fma rounds to integer */
 #define NEXTOK__EXPW_LOG2E 1.44269504088896341f
 #define NEXTOK__EXPW_LN2 0.693147182464599609375f /* float(ln 2), 1.9e-9 high */
@@ -130,41 +133,103 @@ static const uint32_t nextok__expw_tab[16] = {
     0x3f7744fdu, 0x3f78ccdfu, 0x3f7ac0c7u, 0x3f7d257du,
 };
 
-/* The canonical weight exp(x) for x <= 0 (docs/semantics.md): 0 below -86
- * (and for NaN); else
+/* The reference of a candidate set's canonical weights (docs/semantics.md,
+ * Canonical weights), a function of its largest logit M only:
+ *   c   = 0 when |M| <= 2^15, else M: subtracted from every logit (x = l - c);
+ *   cut = fl(xM - 60) with xM = M - c: a weight is 0 below it;
+ *   n   = N = floor(K / 16), K = round(16 log2e xM) (the k of xM below):
+ *         every weight is scaled by 2^-N, so the largest is in [0.97, 2).
+ * Scaling by 2^-N is exact; weights computed with n = 0 (and no cut-off)
+ * are the canonical ones times 2^N exactly whenever nothing falls under the
+ * cut-off and nothing overflows (nextok__wref_unscaled_ok), which lets the
+ * fused path compute them before it knows M. */
+struct nextok__wref {
+    float c;
+    float cut;
+    int32_t n;
+};
+
+/* The canonical weight of logit l (docs/semantics.md): x = l - c (float);
+ * 0 if !(x >= cut) (also NaN); else
  *   t = fma(x, 16 log2 e, 1.5 * 2^23): rounds 16 x log2 e to the nearest
  *       integer k (ties to even), held in t's low mantissa bits (|k| < 2^22,
  *       so bits(t) = 0x4B400000 + k exactly);
  *   r = fma(-(t - 1.5 * 2^23), ln2/16, x): t - 1.5 * 2^23 = k exactly
  *       (Sterbenz), the fma rounds once: |r| <= ln2/32 + 2^-30;
  *   q = fma(fma(1/6, r, 1/2), r, 1)          (two roundings, near 1);
- *   s = the float with bits tab[bits(t) & 15] + (bits(t) << 19) (mod 2^32)
- *     = 2^(j/16) 2^n with j = k mod 16, n = floor(k / 16): integer
- *       arithmetic, exact; n >= -125 (x >= -86) keeps s normal;
+ *   s = the float with bits tab[bits(t) & 15] + (bits(t) << 19) - (N << 23)
+ *       (mod 2^32) = 2^(j/16) 2^(n - N) with j = k mod 16, n = floor(k / 16):
+ *       integer arithmetic, exact; x >= cut keeps n - N >= -89, s normal;
  *   w = fma(s * r, q, s) = s (1 + r q) (one rounding for s r, one for w).
- * Relative error against exp(x): table 4.8e-8, truncation 9.2e-9, the last
- * rounding 6e-8, the s r / q roundings 2e-9, r's rounding 1e-9 (s r may be
- * subnormal for x < -81: absolute error 2^-150, below 3e-8 of w), and the
- * constant ln2/16's error, k 1.2e-10 = |x| 2.7e-9: below 1.3e-7 + 3e-9 |x| (every float
- * in [-86, 0] checked: at most 1.11e-7 + 3e-9 |x|).
+ * Relative error against exp(x) 2^-N: table 4.8e-8, truncation 9.2e-9, the
+ * last rounding 6e-8, the s r / q roundings 2e-9, r's rounding 1e-9, and the
+ * constant ln2/16's error, k 1.2e-10 = |x| 2.7e-9: below 1.3e-7 + 3e-9 |x|
+ * (every float in [-86, 0] checked: at most 1.11e-7 + 3e-9 |x|).
  * SIMD versions: the same operations (fnmadd(a, b, c) = fma(-a, b, c), a
- * 16-entry permute of the table by the low 4 bits of bits(t), the same
- * 32-bit integer shift and add). Any x, even positive or huge ones, gives the
- * same bits in every ISA because every step is the same IEEE or integer op. */
-static inline float nextok__expw(float x)
+ * 16-entry permute of the table (N folded into it) by the low 4 bits of
+ * bits(t), the same 32-bit integer shift and add), so every ISA gives the
+ * same bits for any input. */
+static inline float nextok__expw(float l, const struct nextok__wref *ref)
 {
-    if (!(x >= NEXTOK__EXPW_XMIN)) return 0.0f;
+    const float x = l - ref->c;
+    if (x < ref->cut) return 0.0f;
     const float t = fmaf(x, NEXTOK__EXPW_LOG2E16, NEXTOK__EXPW_MAGIC);
     const float r = fmaf(-(t - NEXTOK__EXPW_MAGIC), NEXTOK__EXPW_LN2_16, x);
     float q = fmaf(NEXTOK__EXPW_C3, r, NEXTOK__EXPW_C2);
     q = fmaf(q, r, 1.0f);
     uint32_t tb, sb;
     memcpy(&tb, &t, sizeof tb);
-    sb = nextok__expw_tab[tb & 15u] + (tb << 19);
+    sb = nextok__expw_tab[tb & 15u] + (tb << 19) - ((uint32_t)ref->n << 23);
     float s;
     memcpy(&s, &sb, sizeof s);
     const float u = s * r;
     return fmaf(u, q, s);
+}
+
+/* K = round(16 log2e x) as nextok__expw rounds it (|x| <= 2^15). */
+static inline int32_t nextok__expw_k(float x)
+{
+    const float t = fmaf(x, NEXTOK__EXPW_LOG2E16, NEXTOK__EXPW_MAGIC);
+    uint32_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    return (int32_t)(tb - 0x4B400000u);
+}
+
+/* The reference of a set whose largest logit is M (finite). */
+static inline struct nextok__wref nextok__wref_of(float M)
+{
+    struct nextok__wref r;
+    r.c = fabsf(M) <= 32768.0f ? 0.0f : M;
+    const float xm = M - r.c;
+    r.cut = xm - 60.0f;
+    const int32_t k = nextok__expw_k(xm);
+    r.n = k >= 0 ? k / 16 : -((15 - k) / 16); /* floor(k / 16) */
+    return r;
+}
+
+/* c = 0, no cut-off, N = 0: the weights before the scale is known. */
+static const struct nextok__wref nextok__wref_unscaled = {0.0f, -INFINITY, 0};
+
+/* Whether ref is nextok__wref_unscaled (the one reference without a cut-off). */
+static inline int nextok__wref_is_unscaled(const struct nextok__wref *ref)
+{
+    return ref->cut == -INFINITY;
+}
+
+/*
+ * When weights computed with nextok__wref_unscaled over values in [lo, hi]
+ * equal the canonical weights of a set with maximum M (lo <= M <= hi) times
+ * 2^N exactly, N = nextok__wref_of(M).n: lo >= -60, hi <= 80, lo >= fl(hi -
+ * 60). Then c = 0 (|M| <= 80), no value is under the cut-off (fl(M - 60) <=
+ * fl(hi - 60) <= lo), and only s differs, by the exact factor 2^N: both s
+ * (2^-87 .. 2^116 unscaled, 2^-89 .. 2 scaled) are normal, so s r is
+ * normal in both unless |r| < 2^-33, and then w rounds to s in both (s r q
+ * is below 2^-32 s, far from s's rounding boundaries). Sums of such weights
+ * (float lanes of four: below 2^119; doubles) scale exactly too.
+ */
+static inline int nextok__wref_unscaled_ok(float lo, float hi)
+{
+    return lo >= -60.0f && hi <= 80.0f && lo >= hi - 60.0f;
 }
 
 /* Combine 16 lane sums by the fixed tree: h[l] = a[l] + a[l+8], q[l] = h[l] +

@@ -319,12 +319,28 @@ static double avx2_exp_sum(const float *x, size_t n, float m)
 
 /* ---- canonical weights (kernels.h: nextok__expw, nextok__wblock) ------------ */
 
-/* nextok__expw on 8 lanes: the same IEEE and integer operations in the same
- * order. The 16-entry table lookup by the low 4 bits of bits(t) (the
- * reference's tb & 15): vpermd on each half of the table takes the low 3
- * bits, bit 3 (moved to the sign bit) picks the half. The x < -86 / NaN lanes
- * are zeroed at the end, whatever they computed. */
-AI __m256 expw8c(__m256 x, int cut)
+/* The table of nextok__expw with the scale folded in: tab[j] - (N << 23)
+ * (mod 2^32, as the reference's sum), as two 8-entry halves. */
+struct wtab8 {
+    __m256i lo, hi;
+};
+
+AI struct wtab8 wtab8_of(const struct nextok__wref *ref)
+{
+    const __m256i adj = _mm256_set1_epi32((int32_t)((uint32_t)ref->n << 23));
+    struct wtab8 t;
+    t.lo = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)nextok__expw_tab), adj);
+    t.hi = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(nextok__expw_tab + 8)), adj);
+    return t;
+}
+
+/* nextok__expw on 8 lanes of x = l - c: the same IEEE and integer operations
+ * in the same order. The 16-entry table lookup by the low 4 bits of bits(t)
+ * (the reference's tb & 15): vpermd on each half of the table takes the low
+ * 3 bits, bit 3 (moved to the sign bit) picks the half. cut = 0: the caller
+ * has no cut-off (nextok__wref_unscaled); else the x < cut lanes are zeroed
+ * at the end, whatever they computed. */
+AI __m256 expw8c(__m256 x, struct wtab8 tab, __m256 cutv, int cut)
 {
     const __m256 mg = _mm256_set1_ps(NEXTOK__EXPW_MAGIC);
     const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(NEXTOK__EXPW_LOG2E16), mg);
@@ -332,24 +348,21 @@ AI __m256 expw8c(__m256 x, int cut)
     __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(NEXTOK__EXPW_C3), r, _mm256_set1_ps(NEXTOK__EXPW_C2));
     q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
     const __m256i tb = _mm256_castps_si256(t);
-    const __m256i lo = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)nextok__expw_tab), tb);
-    const __m256i hi = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(nextok__expw_tab + 8)), tb);
+    const __m256i lo = _mm256_permutevar8x32_epi32(tab.lo, tb);
+    const __m256i hi = _mm256_permutevar8x32_epi32(tab.hi, tb);
     const __m256i tj = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(lo), _mm256_castsi256_ps(hi),
                                                             _mm256_castsi256_ps(_mm256_slli_epi32(tb, 28))));
     const __m256 s = _mm256_castsi256_ps(_mm256_add_epi32(tj, _mm256_slli_epi32(tb, 19)));
     const __m256 w = _mm256_fmadd_ps(_mm256_mul_ps(s, r), q, s);
-    if (!cut) return w; /* the caller knows every x >= -86 */
-    const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(NEXTOK__EXPW_XMIN), _CMP_GE_OQ);
-    return _mm256_and_ps(keep, w);
+    if (!cut) return w;
+    return _mm256_andnot_ps(_mm256_cmp_ps(x, cutv, _CMP_LT_OQ), w);
 }
-
-AI __m256 expw8(__m256 x) { return expw8c(x, 1); }
 
 /* v = x or sat(x / div), as temp.c */
 AI __m256 temp8s(__m256 x, float div, int sat)
 {
     if (div == 1.0f) return x;
-    if (!sat) return _mm256_div_ps(x, _mm256_set1_ps(div)); /* weights_fast: no overflow */
+    if (!sat) return _mm256_div_ps(x, _mm256_set1_ps(div)); /* unscaled: an overflow shows in vmax */
     const __m256 fm = _mm256_set1_ps(3.40282347e38f);
     x = _mm256_div_ps(x, _mm256_set1_ps(div));
     return _mm256_max_ps(_mm256_min_ps(x, fm), _mm256_sub_ps(_mm256_setzero_ps(), fm));
@@ -364,17 +377,32 @@ AI double tree16(__m256d a0, __m256d a1, __m256d a2, __m256d a3)
     return _mm_cvtsd_f64(_mm_add_sd(d, _mm_unpackhi_pd(d, d)));
 }
 
-AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float m,
-                     int cut, float *w, double *bsum, double *cum)
+AI float hmin8(__m256 v)
 {
-    const __m256 mv = _mm256_set1_ps(m);
+    __m128 m = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_min_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_min_ss(m, _mm_shuffle_ps(m, m, 1)));
+}
+
+/* full = 0: ref is nextok__wref_unscaled (no subtraction, no cut-off test,
+ * no saturation: an overflowing quotient is inf, which vmax reports) */
+AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
+                     const struct nextok__wref *ref, int full, float *w, double *bsum, double *cum,
+                     float *vmin, float *vmax)
+{
+    const __m256 cv = _mm256_set1_ps(ref->c), cutv = _mm256_set1_ps(ref->cut);
+    const struct wtab8 tab = wtab8_of(ref);
+    __m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
     size_t b = 0;
     double acc = 0.0; /* the running sum: its latency hides behind the exps */
     for (; (b + 1) * 64 <= n; b++) {
         __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (size_t j = 0; j < 8; j++) { /* 8 floats: lanes 8 (j & 1) .. +7, in float, in order */
             const size_t i = b * 64 + j * 8;
-            const __m256 e = expw8c(_mm256_sub_ps(temp8s(load8(row, dt, i), div, cut), mv), cut);
+            const __m256 v = temp8s(load8(row, dt, i), div, full);
+            lo = _mm256_min_ps(v, lo); /* NaN v: lo kept */
+            hi = _mm256_max_ps(v, hi);
+            const __m256 e = expw8c(full ? _mm256_sub_ps(v, cv) : v, tab, cutv, full);
             _mm256_storeu_ps(w + i, e);
             a[j & 1] = _mm256_add_ps(a[j & 1], e);
         }
@@ -382,47 +410,43 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
                          _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
         cum[b] = acc += bsum[b];
     }
+    float l = hmin8(lo), h = hmax8(hi);
     for (size_t i = b * 64; i < n; i++) { /* the partial block, scalar (same operations) */
         float v = ld1(row, dt, i);
         if (div != 1.0f) {
             v = v / div;
-            if (v > 3.40282347e38f) v = 3.40282347e38f;
-            if (v < -3.40282347e38f) v = -3.40282347e38f;
+            if (full && v > 3.40282347e38f) v = 3.40282347e38f;
+            if (full && v < -3.40282347e38f) v = -3.40282347e38f;
         }
-        w[i] = nextok__expw(v - m);
+        l = v < l ? v : l;
+        h = v > h ? v : h;
+        w[i] = nextok__expw(v, ref);
     }
     if (b * 64 < n) {
         bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
         cum[b] = acc + bsum[b];
     }
+    *vmin = l;
+    *vmax = h;
 }
 
-/* The weights hint (kernels.h): with |x| <= amax for every element and
- * amax / div finite, no quotient x / div overflows (division by div > 0 is
- * monotone after rounding), so the saturation is the identity; and then
- * v = x / div >= -amax / div and v - m >= -amax / div - m (rounded
- * subtraction is monotone too): if that is >= -86, so is every x = v - m,
- * and the cut-off test would keep every lane. 1: both tests can go. */
-static int weights_fast(float div, float m, float amax)
+static void avx2_weights(const void *row, enum nextok_dtype dt, size_t n, float div,
+                         const struct nextok__wref *ref, float *w, double *bsum, double *cum,
+                         float *vmin, float *vmax)
 {
-    const float v = div == 1.0f ? -amax : -amax / div;
-    return v >= -3.40282347e38f && v - m >= NEXTOK__EXPW_XMIN;
+    const int full = !nextok__wref_is_unscaled(ref);
+    if (full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, w, bsum, cum, vmin, vmax);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, w, bsum, cum, vmin, vmax);
 }
 
-static void avx2_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
-                         float amax, float *w, double *bsum, double *cum)
+static void avx2_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)
 {
-    /* cut = 0: weights_fast holds (no cut-off test, no saturation needed) */
-    if (weights_fast(div, m, amax)) BY_DTYPE(weights_impl, dt, row, n, div, m, 0, w, bsum, cum);
-    else BY_DTYPE(weights_impl, dt, row, n, div, m, 1, w, bsum, cum);
-}
-
-static void avx2_expw(const float *x, size_t n, float m, float *w)
-{
-    const __m256 mv = _mm256_set1_ps(m);
+    const __m256 cv = _mm256_set1_ps(ref->c), cutv = _mm256_set1_ps(ref->cut);
+    const struct wtab8 tab = wtab8_of(ref);
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(w + i, expw8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv)));
-    for (; i < n; i++) w[i] = nextok__expw(x[i] - m);
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(w + i, expw8c(_mm256_sub_ps(_mm256_loadu_ps(x + i), cv), tab, cutv, 1));
+    for (; i < n; i++) w[i] = nextok__expw(x[i], ref);
 }
 
 /* ---- widening --------------------------------------------------------------- */

@@ -305,11 +305,20 @@ static double avx512_exp_sum(const float *x, size_t n, float m)
 
 /* ---- canonical weights (kernels.h: nextok__expw, nextok__wblock) ------------ */
 
-/* nextok__expw on 16 lanes: the same IEEE and integer operations in the
- * same order. vpermd takes the index from the low 4 bits of each lane of
- * bits(t), as the reference's tb & 15; the x < -86 / NaN lanes are zeroed by
+/* The table of nextok__expw with the scale folded in: tab[j] - (N << 23)
+ * (mod 2^32, as the reference's sum). */
+AI __m512i wtab16_of(const struct nextok__wref *ref)
+{
+    return _mm512_sub_epi32(_mm512_loadu_si512((const void *)nextok__expw_tab),
+                            _mm512_set1_epi32((int32_t)((uint32_t)ref->n << 23)));
+}
+
+/* nextok__expw on 16 lanes of x = l - c: the same IEEE and integer
+ * operations in the same order. vpermd takes the index from the low 4 bits
+ * of each lane of bits(t), as the reference's tb & 15. cut = 0: the caller
+ * has no cut-off (nextok__wref_unscaled); else the x < cut lanes are zeroed by
  * the last fma's mask, whatever they computed. */
-AI __m512 expw16c(__m512 x, int cut)
+AI __m512 expw16c(__m512 x, __m512i tab, __m512 cutv, int cut)
 {
     const __m512 mg = _mm512_set1_ps(NEXTOK__EXPW_MAGIC);
     const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(NEXTOK__EXPW_LOG2E16), mg);
@@ -317,27 +326,22 @@ AI __m512 expw16c(__m512 x, int cut)
     __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(NEXTOK__EXPW_C3), r, _mm512_set1_ps(NEXTOK__EXPW_C2));
     q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
     const __m512i tb = _mm512_castps_si512(t);
-    const __m512i tab = _mm512_loadu_si512((const void *)nextok__expw_tab);
     const __m512 s = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_permutexvar_epi32(tb, tab), _mm512_slli_epi32(tb, 19)));
-    if (!cut) /* the caller knows every x >= -86: keep would be all ones */
+    if (!cut)
         return _mm512_fmadd_ps(_mm512_mul_ps(s, r), q, s);
-    const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(NEXTOK__EXPW_XMIN), _CMP_GE_OQ);
+    const __mmask16 keep = _mm512_cmp_ps_mask(x, cutv, _CMP_NLT_UQ); /* !(x < cut) */
     return _mm512_maskz_fmadd_ps(keep, _mm512_mul_ps(s, r), q, s);
 }
-
-AI __m512 expw16(__m512 x) { return expw16c(x, 1); }
 
 /* v = x or sat(x / div), as temp.c */
 AI __m512 temp16s(__m512 x, float div, int sat)
 {
     if (div == 1.0f) return x;
-    if (!sat) return _mm512_div_ps(x, _mm512_set1_ps(div)); /* weights_fast: no overflow */
+    if (!sat) return _mm512_div_ps(x, _mm512_set1_ps(div)); /* unscaled: an overflow shows in vmax */
     const __m512 fm = _mm512_set1_ps(3.40282347e38f);
     x = _mm512_div_ps(x, _mm512_set1_ps(div));
     return _mm512_max_ps(_mm512_min_ps(x, fm), _mm512_sub_ps(_mm512_setzero_ps(), fm));
 }
-
-AI __m512 temp16(__m512 x, float div) { return temp16s(x, div, 1); }
 
 /* The tree of nextok__wblock over 16 double lanes (a0: lanes 0-7, a1: 8-15). */
 AI double tree16(__m512d a0, __m512d a1)
@@ -348,18 +352,25 @@ AI double tree16(__m512d a0, __m512d a1)
     return _mm_cvtsd_f64(_mm_add_sd(d, _mm_unpackhi_pd(d, d)));
 }
 
-/* cut = 0: weights_fast holds (no cut-off test, no saturation needed) */
-AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float m,
-                     int cut, float *w, double *bsum, double *cum)
+/* full = 0: ref is nextok__wref_unscaled (no subtraction, no cut-off test,
+ * no saturation: an overflowing quotient is inf, which vmax reports) */
+AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
+                     const struct nextok__wref *ref, int full, float *w, double *bsum, double *cum,
+                     float *vmin, float *vmax)
 {
-    const __m512 mv = _mm512_set1_ps(m);
+    const __m512 cv = _mm512_set1_ps(ref->c), cutv = _mm512_set1_ps(ref->cut);
+    const __m512i tab = wtab16_of(ref);
+    __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
     size_t b = 0;
     double acc = 0.0; /* the running sum: its latency hides behind the exps */
     for (; (b + 1) * 64 <= n; b++) {
         __m512 a = _mm512_setzero_ps();
         for (size_t j = 0; j < 4; j++) { /* lane sums in float, in order */
             const size_t i = b * 64 + j * 16;
-            const __m512 e = expw16c(_mm512_sub_ps(temp16s(load16(row, dt, i, 0xffff), div, cut), mv), cut);
+            const __m512 v = temp16s(load16(row, dt, i, 0xffff), div, full);
+            lo = _mm512_min_ps(v, lo); /* NaN v: lo kept */
+            hi = _mm512_max_ps(v, hi);
+            const __m512 e = expw16c(full ? _mm512_sub_ps(v, cv) : v, tab, cutv, full);
             _mm512_storeu_ps(w + i, e);
             a = _mm512_add_ps(a, e);
         }
@@ -368,47 +379,41 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     }
     for (size_t i = b * 64; i < n; i += 16) {
         const __mmask16 k = tail_mask(n - i);
-        const __m512 e = expw16(_mm512_sub_ps(temp16(load16(row, dt, i, k), div), mv));
+        const __m512 v = temp16s(load16(row, dt, i, k), div, full);
+        lo = _mm512_mask_min_ps(lo, k, v, lo);
+        hi = _mm512_mask_max_ps(hi, k, v, hi);
+        const __m512 e = expw16c(full ? _mm512_sub_ps(v, cv) : v, tab, cutv, full);
         _mm512_mask_storeu_ps(w + i, k, e);
     }
     if (b * 64 < n) { /* the partial block */
         bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
         cum[b] = acc + bsum[b];
     }
+    *vmin = _mm512_reduce_min_ps(lo);
+    *vmax = _mm512_reduce_max_ps(hi);
 }
 
-/* The weights hint (kernels.h): with |x| <= amax for every element and
- * amax / div finite, no quotient x / div overflows (division by div > 0 is
- * monotone after rounding), so the saturation is the identity; and then
- * v = x / div >= -amax / div and v - m >= -amax / div - m (rounded
- * subtraction is monotone too): if that is >= -86, so is every x = v - m,
- * and the cut-off test would keep every lane. 1: both tests can go. */
-static int weights_fast(float div, float m, float amax)
+static void avx512_weights(const void *row, enum nextok_dtype dt, size_t n, float div,
+                           const struct nextok__wref *ref, float *w, double *bsum, double *cum,
+                           float *vmin, float *vmax)
 {
-    const float v = div == 1.0f ? -amax : -amax / div;
-    return v >= -3.40282347e38f && v - m >= NEXTOK__EXPW_XMIN;
+    /* div == 1 and the tests as constants: four loops without per-vector
+     * branches */
+    const int full = !nextok__wref_is_unscaled(ref);
+    if (div == 1.0f && !full) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, w, bsum, cum, vmin, vmax);
+    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, w, bsum, cum, vmin, vmax);
+    else if (!full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, w, bsum, cum, vmin, vmax);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, w, bsum, cum, vmin, vmax);
 }
 
-static void avx512_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
-                           float amax, float *w, double *bsum, double *cum)
+static void avx512_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)
 {
-    /* div == 1 and the tests (cut-off, saturation) as constants: four loops
-     * without per-vector branches (the tail keeps the tests: its padding is
-     * -inf) */
-    const int fast = weights_fast(div, m, amax);
-    if (div == 1.0f && fast) BY_DTYPE(weights_impl, dt, row, n, 1.0f, m, 0, w, bsum, cum);
-    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, m, 1, w, bsum, cum);
-    else if (fast) BY_DTYPE(weights_impl, dt, row, n, div, m, 0, w, bsum, cum);
-    else BY_DTYPE(weights_impl, dt, row, n, div, m, 1, w, bsum, cum);
-}
-
-static void avx512_expw(const float *x, size_t n, float m, float *w)
-{
-    const __m512 mv = _mm512_set1_ps(m);
+    const __m512 cv = _mm512_set1_ps(ref->c), cutv = _mm512_set1_ps(ref->cut);
+    const __m512i tab = wtab16_of(ref);
     for (size_t i = 0; i < n; i += 16) {
         const __mmask16 k = tail_mask(n - i);
-        const __m512 v = _mm512_mask_loadu_ps(_mm512_setzero_ps(), k, x + i);
-        _mm512_mask_storeu_ps(w + i, k, expw16(_mm512_sub_ps(v, mv)));
+        const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+        _mm512_mask_storeu_ps(w + i, k, expw16c(_mm512_sub_ps(v, cv), tab, cutv, 1));
     }
 }
 

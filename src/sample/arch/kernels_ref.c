@@ -122,29 +122,35 @@ static void ref_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float
 }
 
 /* The definition of the canonical weights: element by element, block by block. */
-static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float div, float m,
-                        float amax, float *w, double *bsum, double *cum)
+static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float div,
+                        const struct nextok__wref *ref, float *w, double *bsum, double *cum,
+                        float *vmin, float *vmax)
 {
-    (void)amax; /* a speed hint for the SIMD loops: the definition has no use for it */
+    const int sat = !nextok__wref_is_unscaled(ref);
+    float lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         float v = ld(row, dt, i);
         if (div != 1.0f) {
-            v = v / div; /* saturate as temp.c does (nextok__sat) */
-            if (v > 3.40282347e38f) v = 3.40282347e38f;
-            if (v < -3.40282347e38f) v = -3.40282347e38f;
+            v = v / div; /* saturate as temp.c does (nextok__sat); unscaled: not */
+            if (sat && v > 3.40282347e38f) v = 3.40282347e38f;
+            if (sat && v < -3.40282347e38f) v = -3.40282347e38f;
         }
-        w[i] = nextok__expw(v - m);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        w[i] = nextok__expw(v, ref);
     }
     double acc = 0.0;
     for (size_t b = 0; b * 64 < n; b++) {
         bsum[b] = nextok__wblock(w + b * 64, n - b * 64 < 64 ? n - b * 64 : 64);
         cum[b] = acc += bsum[b];
     }
+    *vmin = lo;
+    *vmax = hi;
 }
 
-static void ref_expw(const float *x, size_t n, float m, float *w)
+static void ref_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)
 {
-    for (size_t i = 0; i < n; i++) w[i] = nextok__expw(x[i] - m);
+    for (size_t i = 0; i < n; i++) w[i] = nextok__expw(x[i], ref);
 }
 
 static const struct nextok__kernels ref_table = {
