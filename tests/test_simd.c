@@ -142,6 +142,48 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         }
     }
 
+    { /* compact_range: [lo, hi] from row values, one bound infinite, an empty range */
+        const float a = n ? g_refrow[next_u64() % n] : 0.0f, b = n ? g_refrow[next_u64() % n] : 1.0f;
+        const float los[4] = {a < b ? a : b, -INFINITY, 0.5f, 2.0f}, his[4] = {a < b ? b : a, 0.25f, INFINITY, 1.0f};
+        for (int t = 0; t < 4; t++) {
+            const float lo = isnan(los[t]) ? 0.0f : los[t], hi = isnan(his[t]) ? 1.0f : his[t];
+            const size_t cap = t == 0 ? (size_t)(next_u64() % (n + 1)) : MAXN;
+            const size_t k0 = r->compact_range(row, dt, n, lo, hi, 3, g_ids[0], g_vals[0], cap);
+            const size_t k1 = g_k->compact_range(row, dt, n, lo, hi, 3, g_ids[1], g_vals[1], cap);
+            bool same = k0 == k1;
+            for (size_t j = 0; same && j < (k0 < cap ? k0 : cap); j++)
+                same = g_ids[0][j] == g_ids[1][j] && same_float(g_vals[0][j], g_vals[1][j]);
+            size_t want = 0;
+            for (size_t i = 0; i < n; i++) want += g_refrow[i] >= lo && g_refrow[i] <= hi;
+            CHECK_MSG(same && k0 == want, "%s compact_range kind %d dt %d n %zu [%g, %g]: %zu vs %zu (want %zu)",
+                      g_k->name, kind, dt, n, (double)lo, (double)hi, k0, k1, want);
+        }
+    }
+    { /* mass_hist: weights with NaN/large values, both divisors, counts or not */
+        static float w[MAXN];
+        static uint64_t h0[4 * 256], h1[4 * 256], want[256];
+        static uint32_t n0[256], n1[256];
+        for (size_t i = 0; i < n; i++) w[i] = (next_u64() % 16 == 0) ? special_value() : (float)unif() * 1.9f;
+        const float div = (next_u64() & 1) ? 1.0f : 0.7f, c = (next_u64() & 1) ? 0.0f : 1e5f;
+        const int32_t kbase = (int32_t)(next_u64() % 200) - 150;
+        const float scale = 0x1p40f;
+        memset(h0, 0, sizeof h0), memset(h1, 0, sizeof h1), memset(n0, 0, sizeof n0), memset(n1, 0, sizeof n1);
+        memset(want, 0, sizeof want);
+        r->mass_hist(row, dt, n, div, c, kbase, 256, w, scale, h0, 4, n0);
+        g_k->mass_hist(row, dt, n, div, c, kbase, 256, w, scale, h1, 4, (next_u64() & 1) ? n1 : NULL);
+        for (size_t i = 0; i < n; i++) {
+            const float v = div == 1.0f ? g_refrow[i] : nextok__sat(g_refrow[i] / div);
+            want[nextok__tp_bucket(v, c, kbase, 256)] += nextok__mass_q(w[i], scale);
+        }
+        bool ok = true;
+        for (unsigned b = 0; b < 256 && ok; b++) {
+            uint64_t a0 = 0, a1 = 0;
+            for (unsigned j = 0; j < 4; j++) a0 += h0[b * 4 + j], a1 += h1[b * 4 + j];
+            ok = a0 == want[b] && a1 == want[b] && (n1[b] == 0 || n1[b] == n0[b]);
+        }
+        CHECK_MSG(ok, "%s mass_hist kind %d dt %d n %zu", g_k->name, kind, dt, n);
+    }
+
     if (kind != RK_SPECIAL) {
         double s0, q0, s1, q1;
         float div = (next_u64() & 1) ? 1.0f : 0.7f;

@@ -87,6 +87,7 @@ struct nextok__fused {
     struct nextok__wref dref; /* the reference dw was computed with           */
     struct nextok__wref cref; /* the canonical reference of the set           */
     int32_t dN;         /* dref unscaled: cref.n, else 0                        */
+    float dmax;         /* the candidates' maximum (processed)                  */
     float dt;           /* the temperature divisor used                         */
     size_t d_touched;   /* touched ids of that call (f->touched)               */
     bool d_cut;         /* a top-p cut applies: candidates are keep(v, id)     */
@@ -95,7 +96,7 @@ struct nextok__fused {
 
     /* top-p by histogram of mass (fuse_top_p), allocated on first use */
     uint64_t *cq;       /* masses of the crossing bucket's candidates          */
-    uint64_t (*hq)[HBINS]; /* two interleaved mass histograms                  */
+    uint64_t (*hq)[HBINS]; /* HCOPIES x HBINS: level 0's interleaved mass histograms */
     uint32_t (*hn)[HBINS]; /* and counts                                       */
 };
 
@@ -930,6 +931,7 @@ static bool dense_prepare(struct run *r, bool patch)
         r->k->weights(r->row, r->dt, V, r->t, &f->dref, f->dw, f->dbs, f->dcum, &lo, &hi);
     }
     f->dz = f->dcum[nb - 1];
+    f->dmax = m;
     if (!patch) return true;
     for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
     for (size_t j = 0; j < f->n_ov; j++) f->dw[f->ov[j].id] = nextok__expw(P(f->ov[j].logit, r->t), &f->dref);
@@ -1046,40 +1048,50 @@ static float tp_unkey(uint32_t k)
     return v;
 }
 
+/* Buckets of level 0: the k of a value (nextok__tp_bucket), so that one
+ * bucket is a narrow band of values (a factor 2^(1/16) of weight) and the
+ * crossing bucket holds few candidates even on flat rows. kbase puts the
+ * maximum's k in the second-highest bucket; everything more than HBINS - 2
+ * steps of k below it (weight 0: under the cut-off) shares bucket 0. */
+static int32_t tp_kbase(const struct nextok__fused *f)
+{
+    return nextok__expw_k(f->dmax - f->cref.c) - (HBINS - 2);
+}
+
+static inline uint32_t tp_bucket(const struct nextok__fused *f, int32_t kbase, float v)
+{
+    return nextok__tp_bucket(v, f->cref.c, kbase, HBINS);
+}
+
 /* Level 0 over the row: masses (f->dw, the row's weights) and, when asked,
- * counts per key bucket (counts stay 0 otherwise), interleaved copies so that equal buckets in a row do not wait
- * on each other; touched ids then trade their row term for their override's
- * (integers: the subtraction is exact). Merged into hq[0], hn[0]. */
+ * counts per bucket (counts stay 0 otherwise), by the mass_hist kernel into
+ * interleaved copies; touched ids then trade their row term for their
+ * override's (integers: the subtraction is exact). Merged into hq[0], hn[0]. */
 static void tp_level0(const struct run *r, float scale, bool counts)
 {
     struct nextok__fused *f = r->f;
     uint64_t(*hq)[HBINS] = f->hq;
     uint32_t(*hn)[HBINS] = f->hn;
+    const int32_t kb = tp_kbase(f);
+    uint64_t *cq = hq[0]; /* HCOPIES interleaved copies, then merged in place */
     memset(hq, 0, HCOPIES * sizeof *hq);
-    memset(hn, 0, 2 * sizeof *hn);
-    float vb[64];
-    for (size_t b = 0; b < r->V; b += 64) {
-        const size_t len = r->V - b < 64 ? r->V - b : 64;
-        const float *v = tp_vals(r, b, len, vb);
-        const float *w = f->dw + b;
-        for (size_t i = 0; i < len; i++)
-            hq[i & (HCOPIES - 1)][tp_key(v[i]) >> 21] += nextok__mass_q(w[i], scale);
-        if (counts)
-            for (size_t i = 0; i < len; i++) hn[i & 1][tp_key(v[i]) >> 21]++;
-    }
+    memset(hn, 0, sizeof *hn);
+    r->k->mass_hist(r->row, r->dt, r->V, r->t, f->cref.c, kb, HBINS, f->dw, scale, cq, HCOPIES,
+                    counts ? hn[0] : NULL);
     for (unsigned k = 0; k < HBINS; k++) {
-        for (unsigned c = 1; c < HCOPIES; c++) hq[0][k] += hq[c][k];
-        hn[0][k] += hn[1][k];
+        uint64_t q = 0;
+        for (unsigned c = 0; c < HCOPIES; c++) q += cq[k * HCOPIES + c];
+        cq[k] = q; /* k <= k * HCOPIES: read before written */
     }
     for (size_t j = 0; j < r->n_touched; j++) {
         const size_t id = (size_t)f->touched[j];
-        const uint32_t k = tp_key(P(nextok__row_get(r->row, r->dt, id), r->t)) >> 21;
+        const uint32_t k = tp_bucket(f, kb, P(nextok__row_get(r->row, r->dt, id), r->t));
         hq[0][k] -= nextok__mass_q(f->dw[id], scale);
         hn[0][k] -= counts;
     }
     for (size_t j = 0; j < f->n_ov; j++) {
         const float x = P(f->ov[j].logit, r->t);
-        const uint32_t k = tp_key(x) >> 21;
+        const uint32_t k = tp_bucket(f, kb, x);
         hq[0][k] += nextok__mass_q(nextok__expw(x, &f->dref), scale);
         hn[0][k] += counts;
     }
@@ -1098,30 +1110,54 @@ static unsigned tp_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins,
     return 0; /* not reached: the total mass is >= target */
 }
 
+/* The smallest value v with tp_bucket(v) >= B (monotone: a search over the
+ * order-preserving keys of the floats). */
+static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t B)
+{
+    uint32_t lo = 0, hi = 0xffffffffu; /* keys: the answer is in [lo, hi] */
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        const float v = tp_unkey(mid);
+        if (tp_bucket(f, kb, v) >= B) hi = mid;
+        else lo = mid + 1;
+    }
+    return tp_unkey(lo);
+}
+
+/* Largest raw value whose processed value is < v (v > -inf). */
+static float tp_raw_below(float v, float t)
+{
+    const float p = preimage(v, t); /* smallest raw with P(raw) >= v */
+    return nextafterf(p, -INFINITY);
+}
+
 /* Candidates of level-0 bucket B: ids (ascending) in cids, values in cvals,
- * masses in cq. Returns the count, or (size_t)-1 on a non-finite row. The
- * untouched ones come from one compaction at the bucket's lowest value (its
- * raw preimage), filtered to the bucket. */
+ * masses in cq. Returns the count. The untouched ones come from one range
+ * compaction of the raw values whose processed values are in the bucket. */
 static size_t tp_gather(struct run *r, uint32_t B, float scale)
 {
     struct nextok__fused *f = r->f;
-    if (!compact(r, preimage(tp_unkey(B << 21), r->t))) return (size_t)-1;
+    const int32_t kb = tp_kbase(f);
+    const float vlo = tp_bucket_floor(f, kb, B);
+    const float rlo = B == 0 ? -INFINITY : preimage(vlo, r->t);
+    const float rhi = B + 1 >= HBINS ? INFINITY : tp_raw_below(tp_bucket_floor(f, kb, B + 1), r->t);
+    const size_t nc = r->k->compact_range(r->row, r->dt, r->V, rlo, rhi, 0, f->cids, f->cvals, r->V);
     size_t n = 0;
-    for (size_t i = 0; i < r->nc; i++) {
+    for (size_t i = 0; i < nc; i++) {
         const float x = P(f->cvals[i], r->t);
         f->cids[n] = f->cids[i];
         f->cvals[n] = x;
-        n += tp_key(x) >> 21 == B;
+        n += !f->tmask[f->cids[i]] && tp_bucket(f, kb, x) == B;
     }
     for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
     /* overrides in the bucket, merged in id order from the back */
     size_t extra = 0;
-    for (size_t j = 0; j < f->n_ov; j++) extra += tp_key(P(f->ov[j].logit, r->t)) >> 21 == B;
+    for (size_t j = 0; j < f->n_ov; j++) extra += tp_bucket(f, kb, P(f->ov[j].logit, r->t)) == B;
     const size_t total = n + extra;
     size_t i = n, k = total;
     for (size_t j = f->n_ov; j-- > 0 && extra > 0;) {
         const float x = P(f->ov[j].logit, r->t);
-        if (tp_key(x) >> 21 != B) continue;
+        if (tp_bucket(f, kb, x) != B) continue;
         for (; i > 0 && f->cids[i - 1] > f->ov[j].id; k--, i--) {
             f->cids[k - 1] = f->cids[i - 1];
             f->cvals[k - 1] = f->cvals[i - 1];
@@ -1252,7 +1288,7 @@ static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nexto
     size_t n_above = 0;
     const unsigned B = tp_cross(f->hq[0], f->hn[0], HBINS, target, &above, &n_above);
     size_t n = tp_gather(r, B, scale);
-    if (n == (size_t)-1) return false;
+    n = tp_refine(f, n, 21, 11, target, &above, &n_above);
     n = tp_refine(f, n, 10, 11, target, &above, &n_above);
     n = tp_refine(f, n, 0, 10, target, &above, &n_above);
     /* one value L left; its ids ascend (gathered in id order), equal masses */

@@ -84,7 +84,31 @@ struct nextok__kernels {
 
     /* w[i] = nextok__expw(x[i], ref) for i < n. Bit-identical in every ISA. */
     void (*expw)(const float *x, size_t n, const struct nextok__wref *ref, float *w);
+
+    /* Elements lo <= x <= hi (NaN never) in index order: ids[j] = base + i and
+     * vals[j] = x for the first cap of them; returns how many there are. */
+    size_t (*compact_range)(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
+                            int32_t base, int32_t *ids, float *vals, size_t cap);
+
+    /* top-p's mass histogram (fused.c): element i, with v = x (div == 1) or
+     * sat(x / div), adds nextok__mass_q(w[i], scale) to bucket
+     * nextok__tp_bucket(v, c, kbase, nbins) of one of `copies` interleaved
+     * histograms (a power of two <= 16; bucket b's copies are hq[b * copies
+     * .. b * copies + copies - 1], which one is unspecified: callers sum
+     * them) and, when
+     * hn is not NULL, 1 to hn[bucket]. Nothing is cleared. */
+    void (*mass_hist)(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
+                      int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
+                      unsigned copies, uint32_t *hn);
 };
+
+/* The reference versions the AVX2 table reuses (no 64-bit conversions or
+ * compress instructions there to make them faster). */
+size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
+                                 int32_t base, int32_t *ids, float *vals, size_t cap);
+void nextok__ref_mass_hist(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
+                           int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
+                           unsigned copies, uint32_t *hn);
 
 /* The table for this CPU (NEXTOK_FORCE_REF=1 in the environment forces the
  * reference). Initialised once (pthread_once), then read-only. */
@@ -230,6 +254,21 @@ static inline int nextok__wref_is_unscaled(const struct nextok__wref *ref)
 static inline int nextok__wref_unscaled_ok(float lo, float hi)
 {
     return lo >= -60.0f && hi <= 80.0f && lo >= hi - 60.0f;
+}
+
+/* top-p's histogram bucket of a processed value v (fused.c): the k of v - c
+ * (nextok__expw_k: 16 buckets per factor 2 of weight, so a bucket holds a
+ * narrow band of values) minus kbase, clamped to [0, nbins - 1]; values
+ * more than 4096 below or above c (where k would not be exact) go to the
+ * end buckets. Monotone non-decreasing in v, which is all the histogram
+ * needs; NaN gives bucket 0. */
+static inline uint32_t nextok__tp_bucket(float v, float c, int32_t kbase, uint32_t nbins)
+{
+    const float x = v - c;
+    if (!(x >= -4096.0f)) return 0;
+    if (x > 4096.0f) return nbins - 1;
+    const int32_t b = nextok__expw_k(x) - kbase;
+    return b < 0 ? 0 : b >= (int32_t)nbins ? nbins - 1 : (uint32_t)b;
 }
 
 /* Combine 16 lane sums by the fixed tree: h[l] = a[l] + a[l+8], q[l] = h[l] +

@@ -365,7 +365,9 @@ AI __m256 temp8s(__m256 x, float div, int sat)
     if (!sat) return _mm256_div_ps(x, _mm256_set1_ps(div)); /* unscaled: an overflow shows in vmax */
     const __m256 fm = _mm256_set1_ps(3.40282347e38f);
     x = _mm256_div_ps(x, _mm256_set1_ps(div));
-    return _mm256_max_ps(_mm256_min_ps(x, fm), _mm256_sub_ps(_mm256_setzero_ps(), fm));
+    /* operands in this order keep NaN (min/max return the second on NaN), as
+     * the reference's comparisons do */
+    return _mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), fm), _mm256_min_ps(fm, x));
 }
 
 /* Lanes as nextok__wblock: a0..a3 hold lanes 0-3, 4-7, 8-11, 12-15; the tree
@@ -473,6 +475,8 @@ static const struct nextok__kernels avx2_table = {
     .widen = avx2_widen,
     .weights = avx2_weights,
     .expw = avx2_expw,
+    .compact_range = nextok__ref_compact_range,
+    .mass_hist = nextok__ref_mass_hist,
 };
 
 const struct nextok__kernels *nextok__kernels_avx2(void) { return &avx2_table; }

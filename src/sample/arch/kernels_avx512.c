@@ -340,7 +340,9 @@ AI __m512 temp16s(__m512 x, float div, int sat)
     if (!sat) return _mm512_div_ps(x, _mm512_set1_ps(div)); /* unscaled: an overflow shows in vmax */
     const __m512 fm = _mm512_set1_ps(3.40282347e38f);
     x = _mm512_div_ps(x, _mm512_set1_ps(div));
-    return _mm512_max_ps(_mm512_min_ps(x, fm), _mm512_sub_ps(_mm512_setzero_ps(), fm));
+    /* operands in this order keep NaN (min/max return the second on NaN), as
+     * the reference's comparisons do */
+    return _mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), fm), _mm512_min_ps(fm, x));
 }
 
 /* The tree of nextok__wblock over 16 double lanes (a0: lanes 0-7, a1: 8-15). */
@@ -429,6 +431,72 @@ static void avx512_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, fl
     }
 }
 
+/* ---- top-p: range compaction and the mass histogram ---------------------------- */
+
+static size_t avx512_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo,
+                                   float hi, int32_t base, int32_t *ids, float *vals, size_t cap)
+{
+    const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+    size_t c = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 k = tail_mask(n - i);
+        const __m512 x = load16(row, dt, i, k);
+        const __mmask16 m = _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(k, x, l, _CMP_GE_OQ), x, h, _CMP_LE_OQ);
+        if (m) c = emit16(x, m, base + (int32_t)i, ids, vals, cap, c);
+    }
+    return c;
+}
+
+/* Buckets and masses 16 at a time as nextok__tp_bucket and mass_q (the same
+ * IEEE operations: the fma of expw_k, the min and the truncating
+ * conversion), then scalar adds into `copies` interleaved histograms, so
+ * that equal buckets in a row do not wait on each other. */
+AI void mass_hist_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float c,
+                       int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
+                       unsigned copies, uint32_t *hn)
+{
+    const __m512 cv = _mm512_set1_ps(c), sc = _mm512_set1_ps(scale), cap = _mm512_set1_ps(0x1p62f);
+    const __m512 lo = _mm512_set1_ps(-4096.0f), hi = _mm512_set1_ps(4096.0f);
+    const __m512 mg = _mm512_set1_ps(NEXTOK__EXPW_MAGIC), l16 = _mm512_set1_ps(NEXTOK__EXPW_LOG2E16);
+    const __m512i kb = _mm512_set1_epi32((int32_t)(0x4B400000u + (uint32_t)kbase));
+    const __m512i top = _mm512_set1_epi32((int32_t)nbins - 1), zero = _mm512_setzero_si512();
+    _Alignas(64) uint32_t bb[16];
+    _Alignas(64) uint64_t qq[16];
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 k = tail_mask(n - i);
+        const __m512 x = _mm512_sub_ps(temp16s(load16(row, dt, i, k), div, 1), cv);
+        const __m512i t = _mm512_castps_si512(_mm512_fmadd_ps(x, l16, mg));
+        __m512i b = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(t, kb), zero), top);
+        b = _mm512_mask_mov_epi32(b, _mm512_cmp_ps_mask(x, lo, _CMP_NGE_UQ), zero);
+        b = _mm512_mask_mov_epi32(b, _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), top);
+        const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cap);
+        _mm512_storeu_si512((void *)bb, b);
+        _mm512_storeu_si512((void *)qq, _mm512_cvttps_epi64(_mm512_castps512_ps256(ws)));
+        _mm512_storeu_si512((void *)(qq + 8), _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1)));
+        const size_t len = n - i < 16 ? n - i : 16;
+        if (copies == 4 && len == 16) { /* the usual case, unrolled: no variable index maths */
+            for (size_t j = 0; j < 16; j += 4) {
+                hq[bb[j] * 4] += qq[j];
+                hq[bb[j + 1] * 4 + 1] += qq[j + 1];
+                hq[bb[j + 2] * 4 + 2] += qq[j + 2];
+                hq[bb[j + 3] * 4 + 3] += qq[j + 3];
+            }
+        } else {
+            const size_t cm = copies - 1; /* copies: a power of two <= 16, i a multiple of 16 */
+            for (size_t j = 0; j < len; j++) hq[bb[j] * copies + (j & cm)] += qq[j];
+        }
+        if (hn)
+            for (size_t j = 0; j < len; j++) hn[bb[j]]++;
+    }
+}
+
+static void avx512_mass_hist(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
+                             int32_t kbase, uint32_t nbins, const float *w, float scale,
+                             uint64_t *hq, unsigned copies, uint32_t *hn)
+{
+    BY_DTYPE(mass_hist_impl, dt, row, n, div, c, kbase, nbins, w, scale, hq, copies, hn);
+}
+
 static const struct nextok__kernels avx512_table = {
     .name = "avx512",
     .max = avx512_max,
@@ -441,6 +509,8 @@ static const struct nextok__kernels avx512_table = {
     .widen = avx512_widen,
     .weights = avx512_weights,
     .expw = avx512_expw,
+    .compact_range = avx512_compact_range,
+    .mass_hist = avx512_mass_hist,
 };
 
 const struct nextok__kernels *nextok__kernels_avx512(void) { return &avx512_table; }

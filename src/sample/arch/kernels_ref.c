@@ -153,6 +153,47 @@ static void ref_expw(const float *x, size_t n, const struct nextok__wref *ref, f
     for (size_t i = 0; i < n; i++) w[i] = nextok__expw(x[i], ref);
 }
 
+size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
+                                 int32_t base, int32_t *ids, float *vals, size_t cap)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float x = ld(row, dt, i);
+        if (!(x >= lo && x <= hi)) continue;
+        if (c < cap) {
+            ids[c] = base + (int32_t)i;
+            vals[c] = x;
+        }
+        c++;
+    }
+    return c;
+}
+
+/* Defined in builtin.h for the library; restated here so the arch layer
+ * keeps to kernels.h (the same expression, tested equal in test_simd). */
+static inline uint64_t mass_q(float w, float scale)
+{
+    const float x = w * scale;
+    return (uint64_t)(int64_t)(x < 0x1p62f ? x : 0x1p62f);
+}
+
+void nextok__ref_mass_hist(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
+                           int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
+                           unsigned copies, uint32_t *hn)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = ld(row, dt, i);
+        if (div != 1.0f) {
+            v = v / div;
+            if (v > 3.40282347e38f) v = 3.40282347e38f;
+            if (v < -3.40282347e38f) v = -3.40282347e38f;
+        }
+        const uint32_t b = nextok__tp_bucket(v, c, kbase, nbins);
+        hq[b * copies + (i & (copies - 1))] += mass_q(w[i], scale);
+        if (hn) hn[b]++;
+    }
+}
+
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
@@ -165,6 +206,8 @@ static const struct nextok__kernels ref_table = {
     .widen = ref_widen,
     .weights = ref_weights,
     .expw = ref_expw,
+    .compact_range = nextok__ref_compact_range,
+    .mass_hist = nextok__ref_mass_hist,
 };
 
 const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }
