@@ -88,6 +88,7 @@ struct nextok__fused {
     struct nextok__wref cref; /* the canonical reference of the set           */
     int32_t dN;         /* dref unscaled: cref.n, else 0                        */
     float dmax;         /* the candidates' maximum (processed)                  */
+    float *dbmax;       /* per 256 ids: the row's largest processed value       */
     float dt;           /* the temperature divisor used                         */
     size_t d_touched;   /* touched ids of that call (f->touched)               */
     bool d_cut;         /* a top-p cut applies: candidates are keep(v, id)     */
@@ -125,6 +126,7 @@ void nextok__fused_free(struct nextok__fused *f)
     nextok__catdraw_free(f->draw);
     free(f->dw);
     free(f->dbs);
+    free(f->dbmax);
     free(f->dcum);
     free(f->cq);
     free(f->hq);
@@ -844,7 +846,8 @@ static bool dense_reserve(struct nextok__fused *f)
     if (!f->dw) f->dw = malloc(v * sizeof *f->dw);
     if (!f->dbs) f->dbs = malloc(((v + 63) / 64) * sizeof *f->dbs);
     if (!f->dcum) f->dcum = malloc(((v + 63) / 64) * sizeof *f->dcum);
-    return f->dw && f->dbs && f->dcum;
+    if (!f->dbmax) f->dbmax = malloc(((v + 63) / 64) * sizeof *f->dbmax);
+    return f->dw && f->dbs && f->dcum && f->dbmax;
 }
 
 /* The chain's m, the largest processed candidate value, given hi = the
@@ -909,15 +912,16 @@ static bool ov_unscaled_ok(const struct run *r, float lo, float hi)
  * result and the maximum only fixes N. Otherwise the exact maximum and a
  * second pass with the canonical reference. patch: the touched ids get their
  * override's weight (0 when removed) and their blocks are summed again (top-p
- * patches by itself). false: a non-finite value is in the row.
+ * patches by itself). bmax: fill f->dbmax (for dense_compact). false: a
+ * non-finite value is in the row.
  */
-static bool dense_prepare(struct run *r, bool patch)
+static bool dense_prepare(struct run *r, bool patch, bool bmax)
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
     if (!dense_reserve(f)) return false;
     float lo, hi, m;
-    r->k->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, f->dw, f->dbs, f->dcum, &lo, &hi);
+    r->k->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, f->dw, f->dbs, f->dcum, bmax ? f->dbmax : NULL, &lo, &hi);
     if (nextok__wref_unscaled_ok(lo, hi) && ov_unscaled_ok(r, lo, hi)) {
         if (!isfinite(f->dcum[nb - 1])) return false; /* in range, so a NaN */
         if (!cand_max(r, hi, &m)) return false;
@@ -928,7 +932,7 @@ static bool dense_prepare(struct run *r, bool patch)
         if (!dense_max(r, &m)) return false;
         f->cref = f->dref = nextok__wref_of(m);
         f->dN = 0;
-        r->k->weights(r->row, r->dt, V, r->t, &f->dref, f->dw, f->dbs, f->dcum, &lo, &hi);
+        r->k->weights(r->row, r->dt, V, r->t, &f->dref, f->dw, f->dbs, f->dcum, bmax ? f->dbmax : NULL, &lo, &hi);
     }
     f->dz = f->dcum[nb - 1];
     f->dmax = m;
@@ -945,6 +949,33 @@ static bool dense_prepare(struct run *r, bool patch)
     return true;
 }
 
+/* compact() for a threshold thr on processed values after dense_prepare:
+ * only the 256-id groups whose maximum (f->dbmax) reaches it are scanned, so
+ * a high threshold costs a few groups instead of a pass over the row. Same
+ * result: the untouched x with P(x) >= float_ceil(thr), in id order. */
+static void dense_compact(struct run *r, double thr)
+{
+    struct nextok__fused *f = r->f;
+    const float th = float_ceil(thr), tau = preimage(th, r->t);
+    const size_t esz = nextok_dtype_size(r->dt), G = NEXTOK__BMAX_IDS, ng = (r->V + G - 1) / G;
+    size_t n = 0;
+    for (size_t g = 0; g < ng; g++) {
+        if (!(f->dbmax[g] >= th)) continue;
+        const size_t len = r->V - G * g < G ? r->V - G * g : G;
+        int nf = 0; /* the row is finite (dense_prepare) */
+        const size_t got = r->k->compact_ge((const char *)r->row + G * g * esz, r->dt, len, tau,
+                                            (int32_t)(G * g), f->cids + n, f->cvals + n, len, &nf);
+        const size_t base = n;
+        for (size_t i = 0; i < got; i++) { /* drop touched ids: they come from the overrides */
+            f->cids[n] = f->cids[base + i];
+            f->cvals[n] = f->cvals[base + i];
+            n += !f->tmask[f->cids[n]];
+        }
+    }
+    r->nc = n;
+    r->tau = tau;
+}
+
 /*
  * Mirostat v2 (mirostat.c): keep (double)l >= m + ln Z - μ ln 2 with the
  * canonical Z, which one SIMD weights pass gives (dense_prepare); the kept
@@ -955,14 +986,14 @@ static bool dense_prepare(struct run *r, bool patch)
 static bool fuse_miro2(struct nextok_chain *c, struct run *r, struct nextok_sampler *s)
 {
     struct nextok__fused *f = r->f;
-    if (!dense_prepare(r, true)) return false;
+    if (!dense_prepare(r, true, true)) return false;
     const double thr = nextok__miro2_threshold(&f->cref, ldexp(f->dz, -f->dN),
                                                ((const struct nextok__p_mirostat *)nextok_sampler_ctx(s))->mu);
-    const float tau = preimage(float_ceil(thr), r->t);
-    if (!compact(r, tau)) return false;
+    dense_compact(r, thr);
     const size_t n = emit_ge(c, r, thr);
-    if (n == 0) {
-        if (!fuse_top1(c, r, false)) return false;
+    if (n == 0) { /* the top candidate: the maximum's ids, the lowest first */
+        dense_compact(r, (double)f->dmax);
+        if (!top_k_finish(c, r, emit_top(c, r, 1), 1, false)) return false;
     } else {
         set_last(c, n, false);
     }
@@ -984,7 +1015,7 @@ static bool fuse_miro2(struct nextok_chain *c, struct run *r, struct nextok_samp
 static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
 {
     struct nextok__fused *f = r->f;
-    if (!dense_prepare(r, true)) return false;
+    if (!dense_prepare(r, true, false)) return false;
     const size_t V = r->V, nb = (V + 63) / 64;
     f->dt = r->t;
     f->d_touched = r->n_touched;
@@ -1276,7 +1307,7 @@ static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nexto
 {
     struct nextok__fused *f = r->f;
     *drawn = false;
-    if (!tp_reserve(f) || !dense_prepare(r, false)) return false;
+    if (!tp_reserve(f) || !dense_prepare(r, false, false)) return false;
     /* masses of the canonical weights: dw is them times 2^dN */
     const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
     const size_t mk = q->min_keep ? q->min_keep : 1;

@@ -71,7 +71,9 @@ struct nextok__kernels {
      * w[i] = nextok__expw(v_i, ref) and bsum[b] = nextok__wblock(w + 64 b,
      * len) for every block b < ceil(n / 64), and the running sums cum[b] =
      * cum[b-1] + bsum[b] (cum[-1] = 0; cum[last] = Z). *vmin / *vmax: the
-     * smallest / largest v_i (NaN ignored; +inf / -inf when none).
+     * smallest / largest v_i (NaN ignored; +inf / -inf when none); bmax (if
+     * not NULL): bmax[g] = the largest v_i of ids 256 g .. 256 g + 255 (NaN
+     * ignored; one horizontal reduction per four blocks keeps it cheap).
      * Bit-identical in every ISA (tests/test_simd.c checks with memcmp).
      * With ref = &nextok__wref_unscaled (c = 0, no cut-off, N = 0) there is
      * no saturation either (an overflowing quotient is ±inf, which vmin/vmax
@@ -80,7 +82,7 @@ struct nextok__kernels {
      * (vmin, vmax) holds. */
     void (*weights)(const void *row, enum nextok_dtype dt, size_t n, float div,
                     const struct nextok__wref *ref, float *w, double *bsum, double *cum,
-                    float *vmin, float *vmax);
+                    float *bmax, float *vmin, float *vmax);
 
     /* w[i] = nextok__expw(x[i], ref) for i < n. Bit-identical in every ISA. */
     void (*expw)(const float *x, size_t n, const struct nextok__wref *ref, float *w);
@@ -254,6 +256,16 @@ static inline int nextok__wref_is_unscaled(const struct nextok__wref *ref)
 static inline int nextok__wref_unscaled_ok(float lo, float hi)
 {
     return lo >= -60.0f && hi <= 80.0f && lo >= hi - 60.0f;
+}
+
+/* The weights kernels' group maxima (256 ids), element by element (NaN
+ * ignored). */
+#define NEXTOK__BMAX_IDS 256
+static inline void nextok__bmax_put(float *bmax, size_t i, float v)
+{
+    float *m = bmax + i / NEXTOK__BMAX_IDS;
+    if (i % NEXTOK__BMAX_IDS == 0) *m = -INFINITY;
+    if (v > *m) *m = v;
 }
 
 /* top-p's histogram bucket of a processed value v (fused.c): the k of v - c

@@ -390,11 +390,11 @@ AI float hmin8(__m256 v)
  * no saturation: an overflowing quotient is inf, which vmax reports) */
 AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
                      const struct nextok__wref *ref, int full, float *w, double *bsum, double *cum,
-                     float *vmin, float *vmax)
+                     float *bmax, float *vmin, float *vmax)
 {
     const __m256 cv = _mm256_set1_ps(ref->c), cutv = _mm256_set1_ps(ref->cut);
     const struct wtab8 tab = wtab8_of(ref);
-    __m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
+    __m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY), bm = hi;
     size_t b = 0;
     double acc = 0.0; /* the running sum: its latency hides behind the exps */
     for (; (b + 1) * 64 <= n; b++) {
@@ -403,7 +403,7 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
             const size_t i = b * 64 + j * 8;
             const __m256 v = temp8s(load8(row, dt, i), div, full);
             lo = _mm256_min_ps(v, lo); /* NaN v: lo kept */
-            hi = _mm256_max_ps(v, hi);
+            bm = _mm256_max_ps(v, bm);
             const __m256 e = expw8c(full ? _mm256_sub_ps(v, cv) : v, tab, cutv, full);
             _mm256_storeu_ps(w + i, e);
             a[j & 1] = _mm256_add_ps(a[j & 1], e);
@@ -411,7 +411,14 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         bsum[b] = tree16(_mm256_cvtps_pd(_mm256_castps256_ps128(a[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[0], 1)),
                          _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
         cum[b] = acc += bsum[b];
+        if (b % 4 == 3) { /* a group of 256 ids closes */
+            hi = _mm256_max_ps(bm, hi);
+            if (bmax) bmax[b / 4] = hmax8(bm);
+            bm = _mm256_set1_ps(-INFINITY);
+        }
     }
+    hi = _mm256_max_ps(bm, hi);
+    if (bmax && b % 4 != 0) bmax[b / 4] = hmax8(bm); /* the open group's SIMD part; the tail joins it */
     float l = hmin8(lo), h = hmax8(hi);
     for (size_t i = b * 64; i < n; i++) { /* the partial block, scalar (same operations) */
         float v = ld1(row, dt, i);
@@ -422,6 +429,7 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         }
         l = v < l ? v : l;
         h = v > h ? v : h;
+        if (bmax) nextok__bmax_put(bmax, i, v);
         w[i] = nextok__expw(v, ref);
     }
     if (b * 64 < n) {
@@ -434,11 +442,11 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
 
 static void avx2_weights(const void *row, enum nextok_dtype dt, size_t n, float div,
                          const struct nextok__wref *ref, float *w, double *bsum, double *cum,
-                         float *vmin, float *vmax)
+                         float *bmax, float *vmin, float *vmax)
 {
     const int full = !nextok__wref_is_unscaled(ref);
-    if (full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, w, bsum, cum, vmin, vmax);
-    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, w, bsum, cum, vmin, vmax);
+    if (full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, w, bsum, cum, bmax, vmin, vmax);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, w, bsum, cum, bmax, vmin, vmax);
 }
 
 static void avx2_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)

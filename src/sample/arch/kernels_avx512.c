@@ -358,11 +358,12 @@ AI double tree16(__m512d a0, __m512d a1)
  * no saturation: an overflowing quotient is inf, which vmax reports) */
 AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
                      const struct nextok__wref *ref, int full, float *w, double *bsum, double *cum,
-                     float *vmin, float *vmax)
+                     float *bmax, float *vmin, float *vmax)
 {
     const __m512 cv = _mm512_set1_ps(ref->c), cutv = _mm512_set1_ps(ref->cut);
     const __m512i tab = wtab16_of(ref);
-    __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    __m512 lo = _mm512_set1_ps(INFINITY), hi = ninf, bm = ninf; /* bm: the open 256-id group */
     size_t b = 0;
     double acc = 0.0; /* the running sum: its latency hides behind the exps */
     for (; (b + 1) * 64 <= n; b++) {
@@ -371,10 +372,15 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
             const size_t i = b * 64 + j * 16;
             const __m512 v = temp16s(load16(row, dt, i, 0xffff), div, full);
             lo = _mm512_min_ps(v, lo); /* NaN v: lo kept */
-            hi = _mm512_max_ps(v, hi);
+            bm = _mm512_max_ps(v, bm);
             const __m512 e = expw16c(full ? _mm512_sub_ps(v, cv) : v, tab, cutv, full);
             _mm512_storeu_ps(w + i, e);
             a = _mm512_add_ps(a, e);
+        }
+        if (b % 4 == 3) { /* a group closes */
+            hi = _mm512_max_ps(bm, hi);
+            if (bmax) bmax[b / 4] = _mm512_reduce_max_ps(bm);
+            bm = ninf;
         }
         bsum[b] = tree16(_mm512_cvtps_pd(_mm512_castps512_ps256(a)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)));
         cum[b] = acc += bsum[b];
@@ -383,7 +389,7 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         const __mmask16 k = tail_mask(n - i);
         const __m512 v = temp16s(load16(row, dt, i, k), div, full);
         lo = _mm512_mask_min_ps(lo, k, v, lo);
-        hi = _mm512_mask_max_ps(hi, k, v, hi);
+        bm = _mm512_mask_max_ps(bm, k, v, bm);
         const __m512 e = expw16c(full ? _mm512_sub_ps(v, cv) : v, tab, cutv, full);
         _mm512_mask_storeu_ps(w + i, k, e);
     }
@@ -391,21 +397,25 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
         cum[b] = acc + bsum[b];
     }
+    if (n % 256 != 0) { /* the last group is still open */
+        hi = _mm512_max_ps(bm, hi);
+        if (bmax) bmax[(n - 1) / 256] = _mm512_reduce_max_ps(bm);
+    }
     *vmin = _mm512_reduce_min_ps(lo);
     *vmax = _mm512_reduce_max_ps(hi);
 }
 
 static void avx512_weights(const void *row, enum nextok_dtype dt, size_t n, float div,
                            const struct nextok__wref *ref, float *w, double *bsum, double *cum,
-                           float *vmin, float *vmax)
+                           float *bmax, float *vmin, float *vmax)
 {
     /* div == 1 and the tests as constants: four loops without per-vector
      * branches */
     const int full = !nextok__wref_is_unscaled(ref);
-    if (div == 1.0f && !full) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, w, bsum, cum, vmin, vmax);
-    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, w, bsum, cum, vmin, vmax);
-    else if (!full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, w, bsum, cum, vmin, vmax);
-    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, w, bsum, cum, vmin, vmax);
+    if (div == 1.0f && !full) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, w, bsum, cum, bmax, vmin, vmax);
+    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, w, bsum, cum, bmax, vmin, vmax);
+    else if (!full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, w, bsum, cum, bmax, vmin, vmax);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, w, bsum, cum, bmax, vmin, vmax);
 }
 
 static void avx512_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)

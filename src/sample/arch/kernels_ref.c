@@ -124,7 +124,7 @@ static void ref_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float
 /* The definition of the canonical weights: element by element, block by block. */
 static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float div,
                         const struct nextok__wref *ref, float *w, double *bsum, double *cum,
-                        float *vmin, float *vmax)
+                        float *bmax, float *vmin, float *vmax)
 {
     const int sat = !nextok__wref_is_unscaled(ref);
     float lo = INFINITY, hi = -INFINITY;
@@ -137,6 +137,7 @@ static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float d
         }
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
+        if (bmax) nextok__bmax_put(bmax, i, v);
         w[i] = nextok__expw(v, ref);
     }
     double acc = 0.0;
