@@ -159,6 +159,24 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
                       g_k->name, kind, dt, n, (double)lo, (double)hi, k0, k1, want);
         }
     }
+    { /* cut_weights: a cut at a row value (its ties split by id) */
+        static float w0[MAXN], w1[MAXN], wr[MAXN];
+        static double b0[MAXN / 64 + 2], b1[MAXN / 64 + 2];
+        for (size_t i = 0; i < n; i++) w0[i] = w1[i] = wr[i] = (float)unif() * 1.9f;
+        float eq = n ? g_refrow[next_u64() % n] : 0.0f;
+        if (isnan(eq)) eq = 0.0f;
+        const float gt = nextafterf(eq, INFINITY);
+        const int32_t cut = n ? (int32_t)(next_u64() % n) : 0;
+        r->cut_weights(row, dt, n, gt, eq, cut, w0, b0);
+        g_k->cut_weights(row, dt, n, gt, eq, cut, w1, b1);
+        for (size_t i = 0; i < n; i++)
+            if (!(g_refrow[i] >= gt || (g_refrow[i] >= eq && (int32_t)i <= cut))) wr[i] = 0.0f;
+        bool ok = memcmp(w0, wr, n * sizeof *w0) == 0 && memcmp(w1, wr, n * sizeof *w1) == 0;
+        for (size_t b = 0; b * 64 < n && ok; b++)
+            ok = b0[b] == nextok__wblock(wr + 64 * b, n - 64 * b < 64 ? n - 64 * b : 64) &&
+                 memcmp(&b0[b], &b1[b], sizeof b0[b]) == 0;
+        CHECK_MSG(ok, "%s cut_weights kind %d dt %d n %zu", g_k->name, kind, dt, n);
+    }
     { /* mass_hist: weights with NaN/large values, both divisors, counts or not */
         static float w[MAXN];
         static uint64_t h0[4 * 256], h1[4 * 256], want[256];

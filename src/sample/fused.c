@@ -1265,17 +1265,9 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
-    float vb[64];
-    for (size_t b = 0; b < V; b += 64) {
-        const size_t len = V - b < 64 ? V - b : 64;
-        const float *v = tp_vals(r, b, len, vb);
-        float *w = f->dw + b;
-        for (size_t i = 0; i < len; i++) {
-            const int keep = (v[i] > L) | ((v[i] == L) & ((int32_t)(b + i) <= cut));
-            w[i] = keep ? w[i] : 0.0f;
-        }
-        f->dbs[b / 64] = nextok__wblock(w, len);
-    }
+    /* keep P(x) > L, or P(x) == L and id <= cut: raw x >= gt, or x >= eq */
+    const float gt = preimage(nextafterf(L, INFINITY), r->t), eq = preimage(L, r->t);
+    r->k->cut_weights(r->row, r->dt, V, gt, eq, cut, f->dw, f->dbs);
     for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
     for (size_t j = 0; j < f->n_ov; j++) {
         const float x = P(f->ov[j].logit, r->t);

@@ -92,6 +92,13 @@ struct nextok__kernels {
     size_t (*compact_range)(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
                             int32_t base, int32_t *ids, float *vals, size_t cap);
 
+    /* top-p's cut on a dense row of weights (fused.c): w[i] = 0 unless x_i >=
+     * gt, or x_i >= eq and i <= cut (raw values: the caller maps the
+     * processed cut back); then bsum[b] = nextok__wblock(w + 64 b, len) for
+     * every block. Bit-identical in every ISA. */
+    void (*cut_weights)(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
+                        int32_t cut, float *w, double *bsum);
+
     /* top-p's mass histogram (fused.c): element i, with v = x (div == 1) or
      * sat(x / div), adds nextok__mass_q(w[i], scale) to bucket
      * nextok__tp_bucket(v, c, kbase, nbins) of one of `copies` interleaved
@@ -108,6 +115,8 @@ struct nextok__kernels {
  * compress instructions there to make them faster). */
 size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
                                  int32_t base, int32_t *ids, float *vals, size_t cap);
+void nextok__ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
+                             int32_t cut, float *w, double *bsum);
 void nextok__ref_mass_hist(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
                            int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
                            unsigned copies, uint32_t *hn);

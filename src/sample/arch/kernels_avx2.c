@@ -485,6 +485,7 @@ static const struct nextok__kernels avx2_table = {
     .expw = avx2_expw,
     .compact_range = nextok__ref_compact_range,
     .mass_hist = nextok__ref_mass_hist,
+    .cut_weights = nextok__ref_cut_weights,
 };
 
 const struct nextok__kernels *nextok__kernels_avx2(void) { return &avx2_table; }

@@ -457,6 +457,47 @@ static size_t avx512_compact_range(const void *row, enum nextok_dtype dt, size_t
     return c;
 }
 
+/* The cut 16 at a time; ids only matter for lanes between eq and gt (the
+ * cut value's ties), which are rare: an exact lane test then. Block sums
+ * as weights_impl forms them (float lanes in order, the tree). */
+AI __m512 cut16(enum nextok_dtype dt, const void *row, size_t i, __mmask16 k, __m512 g, __m512 e,
+                int32_t cut, float *w)
+{
+    const __m512 x = load16(row, dt, i, k); /* lanes past n: -inf, never kept */
+    __mmask16 keep = _mm512_cmp_ps_mask(x, g, _CMP_GE_OQ);
+    const __mmask16 tie = _mm512_mask_cmp_ps_mask((__mmask16)~keep, x, e, _CMP_GE_OQ);
+    if (tie) {
+        const __m512i id = _mm512_add_epi32(_mm512_set1_epi32((int32_t)i),
+                                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+        keep |= _mm512_mask_cmple_epi32_mask(tie, id, _mm512_set1_epi32(cut));
+    }
+    const __m512 wv = _mm512_maskz_loadu_ps(keep, w + i);
+    _mm512_mask_storeu_ps(w + i, k, wv);
+    return wv;
+}
+
+AI void cut_impl(enum nextok_dtype dt, const void *row, size_t n, float gt, float eq, int32_t cut,
+                 float *w, double *bsum)
+{
+    const __m512 g = _mm512_set1_ps(gt), e = _mm512_set1_ps(eq);
+    size_t b = 0;
+    for (; (b + 1) * 64 <= n; b++) {
+        __m512 a = _mm512_setzero_ps();
+        for (size_t j = 0; j < 4; j++) a = _mm512_add_ps(a, cut16(dt, row, b * 64 + j * 16, 0xffff, g, e, cut, w));
+        bsum[b] = tree16(_mm512_cvtps_pd(_mm512_castps512_ps256(a)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)));
+    }
+    if (b * 64 < n) { /* the partial block */
+        for (size_t i = b * 64; i < n; i += 16) cut16(dt, row, i, tail_mask(n - i), g, e, cut, w);
+        bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
+    }
+}
+
+static void avx512_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
+                               int32_t cut, float *w, double *bsum)
+{
+    BY_DTYPE(cut_impl, dt, row, n, gt, eq, cut, w, bsum);
+}
+
 /* Buckets and masses 16 at a time as nextok__tp_bucket and mass_q (the same
  * IEEE operations: the fma of expw_k, the min and the truncating
  * conversion), then scalar adds into `copies` interleaved histograms, so
@@ -521,6 +562,7 @@ static const struct nextok__kernels avx512_table = {
     .expw = avx512_expw,
     .compact_range = avx512_compact_range,
     .mass_hist = avx512_mass_hist,
+    .cut_weights = avx512_cut_weights,
 };
 
 const struct nextok__kernels *nextok__kernels_avx512(void) { return &avx512_table; }

@@ -170,6 +170,16 @@ size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n
     return c;
 }
 
+void nextok__ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
+                             int32_t cut, float *w, double *bsum)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float x = ld(row, dt, i);
+        if (!(x >= gt || (x >= eq && (int64_t)i <= cut))) w[i] = 0.0f;
+    }
+    for (size_t b = 0; b * 64 < n; b++) bsum[b] = nextok__wblock(w + b * 64, n - b * 64 < 64 ? n - b * 64 : 64);
+}
+
 /* Defined in builtin.h for the library; restated here so the arch layer
  * keeps to kernels.h (the same expression, tested equal in test_simd). */
 static inline uint64_t mass_q(float w, float scale)
@@ -209,6 +219,7 @@ static const struct nextok__kernels ref_table = {
     .expw = ref_expw,
     .compact_range = nextok__ref_compact_range,
     .mass_hist = nextok__ref_mass_hist,
+    .cut_weights = nextok__ref_cut_weights,
 };
 
 const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }
