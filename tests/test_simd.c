@@ -177,29 +177,25 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
                  memcmp(&b0[b], &b1[b], sizeof b0[b]) == 0;
         CHECK_MSG(ok, "%s cut_weights kind %d dt %d n %zu", g_k->name, kind, dt, n);
     }
-    { /* mass_hist: weights with NaN/large values, both divisors, counts or not */
+    { /* mass_above: weights with NaN/large values, thresholds from the row, ±inf */
         static float w[MAXN];
-        static uint64_t h0[4 * 256], h1[4 * 256], want[256];
-        static uint32_t n0[256], n1[256];
-        for (size_t i = 0; i < n; i++) w[i] = (next_u64() % 16 == 0) ? special_value() : (float)unif() * 1.9f;
-        const float div = (next_u64() & 1) ? 1.0f : 0.7f, c = (next_u64() & 1) ? 0.0f : 1e5f;
-        const int32_t kbase = (int32_t)(next_u64() % 200) - 150;
+        for (size_t i = 0; i < n; i++) w[i] = (next_u64() % 16 == 0) ? fabsf(special_value()) : (float)unif() * 1.9f; /* weights are >= 0 or NaN */
+        float thr[4];
+        for (int j = 0; j < 4; j++) thr[j] = n ? g_refrow[next_u64() % n] : 0.0f;
+        if (next_u64() & 1) thr[0] = INFINITY, thr[3] = -INFINITY;
         const float scale = 0x1p40f;
-        memset(h0, 0, sizeof h0), memset(h1, 0, sizeof h1), memset(n0, 0, sizeof n0), memset(n1, 0, sizeof n1);
-        memset(want, 0, sizeof want);
-        r->mass_hist(row, dt, n, div, c, kbase, 256, w, scale, h0, 4, n0);
-        g_k->mass_hist(row, dt, n, div, c, kbase, 256, w, scale, h1, 4, (next_u64() & 1) ? n1 : NULL);
+        uint64_t q0[5], c0[5], q1[5], c1[5], qw[5] = {0}, cw[5] = {0};
+        r->mass_above(row, dt, n, w, scale, thr, q0, c0);
+        g_k->mass_above(row, dt, n, w, scale, thr, q1, c1);
         for (size_t i = 0; i < n; i++) {
-            const float v = div == 1.0f ? g_refrow[i] : nextok__sat(g_refrow[i] / div);
-            want[nextok__tp_bucket(v, c, kbase, 256)] += nextok__mass_q(w[i], scale);
+            const uint64_t m = nextok__mass_q(w[i], scale);
+            qw[0] += m, cw[0]++;
+            for (int j = 0; j < 4; j++)
+                if (g_refrow[i] >= thr[j]) qw[1 + j] += m, cw[1 + j]++;
         }
-        bool ok = true;
-        for (unsigned b = 0; b < 256 && ok; b++) {
-            uint64_t a0 = 0, a1 = 0;
-            for (unsigned j = 0; j < 4; j++) a0 += h0[b * 4 + j], a1 += h1[b * 4 + j];
-            ok = a0 == want[b] && a1 == want[b] && (n1[b] == 0 || n1[b] == n0[b]);
-        }
-        CHECK_MSG(ok, "%s mass_hist kind %d dt %d n %zu", g_k->name, kind, dt, n);
+        CHECK_MSG(!memcmp(q0, qw, sizeof qw) && !memcmp(q1, qw, sizeof qw) && !memcmp(c0, cw, sizeof cw) &&
+                      !memcmp(c1, cw, sizeof cw),
+                  "%s mass_above kind %d dt %d n %zu", g_k->name, kind, dt, n);
     }
 
     if (kind != RK_SPECIAL) {

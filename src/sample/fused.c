@@ -55,7 +55,6 @@
 #include <stdint.h>
 
 #define HBINS 2048 /* histogram buckets of fuse_top_p: 11 key bits a level */
-#define HCOPIES 4  /* interleaved level-0 mass histograms                    */
 
 enum filt { F_NONE = 0, F_TOP1, F_GREEDY, F_TOP_K, F_MIN_P, F_SIGMA };
 
@@ -97,7 +96,8 @@ struct nextok__fused {
 
     /* top-p by histogram of mass (fuse_top_p), allocated on first use */
     uint64_t *cq;       /* masses of the crossing bucket's candidates          */
-    uint64_t (*hq)[HBINS]; /* HCOPIES x HBINS: level 0's interleaved mass histograms */
+    uint64_t (*hq)[HBINS]; /* mass histogram of a refinement level              */
+    double *tpw;        /* 2 x HBINS: estimated weight per bucket (tp_window)   */
     uint32_t (*hn)[HBINS]; /* and counts                                       */
 };
 
@@ -130,6 +130,7 @@ void nextok__fused_free(struct nextok__fused *f)
     free(f->dcum);
     free(f->cq);
     free(f->hq);
+    free(f->tpw);
     free(f->hn);
     free(f);
 }
@@ -1034,11 +1035,13 @@ static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
 /*
  * top-p (docs/semantics.md): the candidates' masses q = floor(w 2^s) are
  * integers, so every sum of them is exact in any order and this path reaches
- * the chain's cut (top_p.c, a sorted walk) without sorting: the mass of each
- * bucket of the order-preserving key is summed in one pass over the weights
- * (level 0: key bits 31..21), the crossing bucket is found from the top, and
- * only its candidates are refined (bits 20..10, then 9..0). The last level is
- * one logit value L; its candidates in id order complete the walk. The cut is
+ * the chain's cut (top_p.c, a sorted walk) without sorting. A sample places
+ * four thresholds around the expected crossing (tp_window); one SIMD pass
+ * sums the exact masses above each (tp_masses), which tells in which
+ * interval the crossing lies; only that interval's candidates are gathered
+ * (tp_gather) and refined: by the exponential's k (a narrow band of values
+ * per bucket), then by key bits 31..21, 20..10, 9..0. The last level is one
+ * logit value L; its candidates in id order complete the walk. The cut is
  * "v > L, or v == L and id <= cut" (keep-ties: every id of L).
  */
 
@@ -1055,9 +1058,10 @@ static bool tp_reserve(struct nextok__fused *f)
 {
     if (!dense_reserve(f)) return false;
     if (!f->cq) f->cq = malloc(((size_t)f->n_vocab + SLACK) * sizeof *f->cq);
-    if (!f->hq) f->hq = malloc(HCOPIES * sizeof *f->hq);
-    if (!f->hn) f->hn = malloc(2 * sizeof *f->hn);
-    return f->cq && f->hq && f->hn;
+    if (!f->hq) f->hq = malloc(sizeof *f->hq);
+    if (!f->tpw) f->tpw = malloc(2 * HBINS * sizeof *f->tpw);
+    if (!f->hn) f->hn = malloc(sizeof *f->hn);
+    return f->cq && f->hq && f->hn && f->tpw;
 }
 
 /* Processed values of ids i0 .. i0+n-1 (n <= 64): the row itself for f32
@@ -1094,37 +1098,76 @@ static inline uint32_t tp_bucket(const struct nextok__fused *f, int32_t kbase, f
     return nextok__tp_bucket(v, f->cref.c, kbase, HBINS);
 }
 
-/* Level 0 over the row: masses (f->dw, the row's weights) and, when asked,
- * counts per bucket (counts stay 0 otherwise), by the mass_hist kernel into
- * interleaved copies; touched ids then trade their row term for their
- * override's (integers: the subtraction is exact). Merged into hq[0], hn[0]. */
-static void tp_level0(const struct run *r, float scale, bool counts)
+static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t B);
+static void dense_compact(struct run *r, double thr);
+
+/* Four processed thresholds, descending, around the value where the mass
+ * from the top crosses p, from an estimate of the mass above each bucket:
+ * the heavy candidates (weight >= Z / 4096, found from the group maxima:
+ * on peaked rows they hold most of the mass) exactly, the others by a
+ * strided sample of 2048 scaled to the mass they leave. The thresholds are
+ * where the estimate reaches p -/+ 0.03 and p -/+ 0.008 of Z. Only speed
+ * depends on them: the masses above them are then summed exactly. */
+static void tp_window(struct run *r, float p, float th[4])
 {
     struct nextok__fused *f = r->f;
-    uint64_t(*hq)[HBINS] = f->hq;
-    uint32_t(*hn)[HBINS] = f->hn;
     const int32_t kb = tp_kbase(f);
-    uint64_t *cq = hq[0]; /* HCOPIES interleaved copies, then merged in place */
-    memset(hq, 0, HCOPIES * sizeof *hq);
-    memset(hn, 0, sizeof *hn);
-    r->k->mass_hist(r->row, r->dt, r->V, r->t, f->cref.c, kb, HBINS, f->dw, scale, cq, HCOPIES,
-                    counts ? hn[0] : NULL);
-    for (unsigned k = 0; k < HBINS; k++) {
-        uint64_t q = 0;
-        for (unsigned c = 0; c < HCOPIES; c++) q += cq[k * HCOPIES + c];
-        cq[k] = q; /* k <= k * HCOPIES: read before written */
+    double *h = f->tpw, *hl = f->tpw + HBINS; /* heavy (exact), light (sampled) */
+    memset(f->tpw, 0, 2 * HBINS * sizeof *f->tpw);
+    const double z = f->dz, vh = (double)f->dref.c + (double)f->dref.n * 0.6931471805599453 + log(z / 4096.0);
+    dense_compact(r, vh);
+    double heavy = 0.0, light = 0.0;
+    for (size_t i = 0; i < r->nc; i++) {
+        const double w = (double)f->dw[f->cids[i]];
+        h[tp_bucket(f, kb, P(f->cvals[i], r->t))] += w;
+        heavy += w;
     }
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t id = (size_t)f->touched[j];
-        const uint32_t k = tp_bucket(f, kb, P(nextok__row_get(r->row, r->dt, id), r->t));
-        hq[0][k] -= nextok__mass_q(f->dw[id], scale);
-        hn[0][k] -= counts;
+    const float vhf = float_ceil(vh);
+    const size_t ns = r->V < 2048 ? r->V : 2048, stride = r->V / ns;
+    for (size_t i = 0; i < ns; i++) {
+        const size_t id = i * stride + stride / 2;
+        const float v = P(nextok__row_get(r->row, r->dt, id), r->t);
+        if (v >= vhf) continue; /* counted exactly */
+        hl[tp_bucket(f, kb, v)] += (double)f->dw[id];
+        light += (double)f->dw[id];
     }
-    for (size_t j = 0; j < f->n_ov; j++) {
-        const float x = P(f->ov[j].logit, r->t);
-        const uint32_t k = tp_bucket(f, kb, x);
-        hq[0][k] += nextok__mass_q(nextok__expw(x, &f->dref), scale);
-        hn[0][k] += counts;
+    const double up = light > 0.0 && z > heavy ? (z - heavy) / light : 0.0;
+    const double frac[4] = {p - 0.03, p - 0.008, p + 0.008, p + 0.03};
+    double cum = 0.0;
+    int j = 0;
+    for (uint32_t b = HBINS; b-- > 0 && j < 4;) {
+        cum += h[b] + hl[b] * up;
+        while (j < 4 && cum >= frac[j] * z) th[j++] = tp_bucket_floor(f, kb, b);
+    }
+    while (j < 4) th[j++] = -INFINITY;
+}
+
+/* Exact masses (and counts) above th[0..3] over the candidates: the SIMD
+ * sums over the row, then the touched ids trade their row term for their
+ * override's (integers: the subtraction is exact). */
+static void tp_masses(const struct run *r, float scale, const float th[4], uint64_t q[5],
+                      uint64_t cnt[5], bool counts)
+{
+    struct nextok__fused *f = r->f;
+    float raw[4];
+    for (int j = 0; j < 4; j++) raw[j] = preimage(th[j], r->t);
+    const uint64_t c1 = counts; /* without counts cnt stays 0 */
+    memset(cnt, 0, 5 * sizeof *cnt);
+    r->k->mass_above(r->row, r->dt, r->V, f->dw, scale, raw, q, counts ? cnt : NULL);
+    for (size_t t = 0; t < r->n_touched; t++) {
+        const size_t id = (size_t)f->touched[t];
+        const float x = nextok__row_get(r->row, r->dt, id);
+        const uint64_t m = nextok__mass_q(f->dw[id], scale);
+        q[0] -= m, cnt[0] -= c1;
+        for (int j = 0; j < 4; j++)
+            if (x >= raw[j]) q[1 + j] -= m, cnt[1 + j] -= c1;
+    }
+    for (size_t t = 0; t < f->n_ov; t++) {
+        const float v = P(f->ov[t].logit, r->t);
+        const uint64_t m = nextok__mass_q(nextok__expw(v, &f->dref), scale);
+        q[0] += m, cnt[0] += c1;
+        for (int j = 0; j < 4; j++)
+            if (v >= th[j]) q[1 + j] += m, cnt[1 + j] += c1;
     }
 }
 
@@ -1162,33 +1205,33 @@ static float tp_raw_below(float v, float t)
     return nextafterf(p, -INFINITY);
 }
 
-/* Candidates of level-0 bucket B: ids (ascending) in cids, values in cvals,
- * masses in cq. Returns the count. The untouched ones come from one range
- * compaction of the raw values whose processed values are in the bucket. */
-static size_t tp_gather(struct run *r, uint32_t B, float scale)
+/* Candidates with processed values in [vlo, vhi): ids (ascending) in cids,
+ * values in cvals, masses in cq. Returns the count. The untouched ones come
+ * from one range compaction of the raw values that map into it. */
+static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
 {
     struct nextok__fused *f = r->f;
-    const int32_t kb = tp_kbase(f);
-    const float vlo = tp_bucket_floor(f, kb, B);
-    const float rlo = B == 0 ? -INFINITY : preimage(vlo, r->t);
-    const float rhi = B + 1 >= HBINS ? INFINITY : tp_raw_below(tp_bucket_floor(f, kb, B + 1), r->t);
+    const float rlo = preimage(vlo, r->t), rhi = vhi == INFINITY ? INFINITY : tp_raw_below(vhi, r->t);
     const size_t nc = r->k->compact_range(r->row, r->dt, r->V, rlo, rhi, 0, f->cids, f->cvals, r->V);
     size_t n = 0;
     for (size_t i = 0; i < nc; i++) {
         const float x = P(f->cvals[i], r->t);
         f->cids[n] = f->cids[i];
         f->cvals[n] = x;
-        n += !f->tmask[f->cids[i]] && tp_bucket(f, kb, x) == B;
+        n += !f->tmask[f->cids[i]];
     }
     for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
-    /* overrides in the bucket, merged in id order from the back */
+    /* overrides in the range, merged in id order from the back */
     size_t extra = 0;
-    for (size_t j = 0; j < f->n_ov; j++) extra += tp_bucket(f, kb, P(f->ov[j].logit, r->t)) == B;
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const float x = P(f->ov[j].logit, r->t);
+        extra += x >= vlo && x < vhi;
+    }
     const size_t total = n + extra;
     size_t i = n, k = total;
     for (size_t j = f->n_ov; j-- > 0 && extra > 0;) {
         const float x = P(f->ov[j].logit, r->t);
-        if (tp_bucket(f, kb, x) != B) continue;
+        if (!(x >= vlo && x < vhi)) continue;
         for (; i > 0 && f->cids[i - 1] > f->ov[j].id; k--, i--) {
             f->cids[k - 1] = f->cids[i - 1];
             f->cvals[k - 1] = f->cvals[i - 1];
@@ -1203,25 +1246,39 @@ static size_t tp_gather(struct run *r, uint32_t B, float scale)
     return total;
 }
 
-/* Refine the gathered candidates by key bits shift .. shift+bits-1: keep
- * only the crossing sub-bucket's (in place, order kept). Returns the count. */
-static size_t tp_refine(struct nextok__fused *f, size_t n, unsigned shift, unsigned bits,
-                        uint64_t target, uint64_t *above, size_t *n_above)
+/* A refinement level: the bucket of a value (kb set: tp_bucket, HBINS
+ * buckets) or key bits shift .. shift+bits-1. */
+struct tp_level {
+    bool by_bucket;
+    int32_t kb;
+    unsigned shift, bits;
+};
+
+static inline uint32_t tp_level_of(const struct nextok__fused *f, const struct tp_level *l, float v)
+{
+    if (l->by_bucket) return tp_bucket(f, l->kb, v);
+    return (tp_key(v) >> l->shift) & ((1u << l->bits) - 1);
+}
+
+/* Refine the gathered candidates by one level: keep only the crossing
+ * sub-bucket's (in place, order kept). Returns the count. */
+static size_t tp_refine(struct nextok__fused *f, size_t n, struct tp_level l, uint64_t target,
+                        uint64_t *above, size_t *n_above)
 {
     uint64_t *hq = f->hq[0];
     uint32_t *hn = f->hn[0];
-    const unsigned nb = 1u << bits;
+    const unsigned nb = l.by_bucket ? HBINS : 1u << l.bits;
     memset(hq, 0, nb * sizeof *hq);
     memset(hn, 0, nb * sizeof *hn);
     for (size_t i = 0; i < n; i++) {
-        const uint32_t k = (tp_key(f->cvals[i]) >> shift) & (nb - 1);
+        const uint32_t k = tp_level_of(f, &l, f->cvals[i]);
         hq[k] += f->cq[i];
         hn[k]++;
     }
     const unsigned B = tp_cross(hq, hn, nb, target, above, n_above);
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
-        if (((tp_key(f->cvals[i]) >> shift) & (nb - 1)) != B) continue;
+        if (tp_level_of(f, &l, f->cvals[i]) != B) continue;
         f->cids[j] = f->cids[i];
         f->cvals[j] = f->cvals[i];
         f->cq[j++] = f->cq[i];
@@ -1299,21 +1356,24 @@ static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nexto
 {
     struct nextok__fused *f = r->f;
     *drawn = false;
-    if (!tp_reserve(f) || !dense_prepare(r, false, false)) return false;
+    if (!tp_reserve(f) || !dense_prepare(r, false, true)) return false;
     /* masses of the canonical weights: dw is them times 2^dN */
     const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
     const size_t mk = q->min_keep ? q->min_keep : 1;
-    tp_level0(r, scale, mk > 1); /* with min_keep 1 the counts are not needed */
-    uint64_t total = 0;
-    for (unsigned k = 0; k < HBINS; k++) total += f->hq[0][k];
-    const uint64_t target = nextok__mass_target(q->p, total);
-    uint64_t above = 0;
-    size_t n_above = 0;
-    const unsigned B = tp_cross(f->hq[0], f->hn[0], HBINS, target, &above, &n_above);
-    size_t n = tp_gather(r, B, scale);
-    n = tp_refine(f, n, 21, 11, target, &above, &n_above);
-    n = tp_refine(f, n, 10, 11, target, &above, &n_above);
-    n = tp_refine(f, n, 0, 10, target, &above, &n_above);
+    float th[4];
+    uint64_t qa[5], ca[5];
+    tp_window(r, q->p, th);
+    tp_masses(r, scale, th, qa, ca, mk > 1); /* with min_keep 1 the counts are not needed */
+    const uint64_t target = nextok__mass_target(q->p, qa[0]);
+    int j0 = 0; /* the crossing is in [th[j0], th[j0 - 1]) (th[-1] = +inf, th[4] = -inf) */
+    while (j0 < 4 && qa[1 + j0] < target) j0++;
+    uint64_t above = j0 ? qa[j0] : 0;
+    size_t n_above = j0 ? (size_t)ca[j0] : 0;
+    size_t n = tp_gather(r, j0 < 4 ? th[j0] : -INFINITY, j0 ? th[j0 - 1] : INFINITY, scale);
+    n = tp_refine(f, n, (struct tp_level){true, tp_kbase(f), 0, 0}, target, &above, &n_above);
+    n = tp_refine(f, n, (struct tp_level){false, 0, 21, 11}, target, &above, &n_above);
+    n = tp_refine(f, n, (struct tp_level){false, 0, 10, 11}, target, &above, &n_above);
+    n = tp_refine(f, n, (struct tp_level){false, 0, 0, 10}, target, &above, &n_above);
     /* one value L left; its ids ascend (gathered in id order), equal masses */
     const float L = f->cvals[0];
     int32_t cut = INT32_MAX;

@@ -99,16 +99,13 @@ struct nextok__kernels {
     void (*cut_weights)(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
                         int32_t cut, float *w, double *bsum);
 
-    /* top-p's mass histogram (fused.c): element i, with v = x (div == 1) or
-     * sat(x / div), adds nextok__mass_q(w[i], scale) to bucket
-     * nextok__tp_bucket(v, c, kbase, nbins) of one of `copies` interleaved
-     * histograms (a power of two <= 16; bucket b's copies are hq[b * copies
-     * .. b * copies + copies - 1], which one is unspecified: callers sum
-     * them) and, when
-     * hn is not NULL, 1 to hn[bucket]. Nothing is cleared. */
-    void (*mass_hist)(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
-                      int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
-                      unsigned copies, uint32_t *hn);
+    /* top-p's masses above four raw thresholds (fused.c): with q_i =
+     * nextok__mass_q(w[i], scale), q[0] = the sum of every q_i and q[1 + j]
+     * = the sum over x_i >= thr[j]; cnt (if not NULL) likewise counts
+     * elements (NaN x_i: only in q[0] / cnt[0]). Integer sums: exact in any
+     * order. */
+    void (*mass_above)(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
+                       const float thr[4], uint64_t q[5], uint64_t cnt[5]);
 };
 
 /* The reference versions the AVX2 table reuses (no 64-bit conversions or
@@ -117,9 +114,8 @@ size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n
                                  int32_t base, int32_t *ids, float *vals, size_t cap);
 void nextok__ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
                              int32_t cut, float *w, double *bsum);
-void nextok__ref_mass_hist(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
-                           int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
-                           unsigned copies, uint32_t *hn);
+void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                            float scale, const float thr[4], uint64_t q[5], uint64_t cnt[5]);
 
 /* The table for this CPU (NEXTOK_FORCE_REF=1 in the environment forces the
  * reference). Initialised once (pthread_once), then read-only. */

@@ -484,7 +484,7 @@ static const struct nextok__kernels avx2_table = {
     .weights = avx2_weights,
     .expw = avx2_expw,
     .compact_range = nextok__ref_compact_range,
-    .mass_hist = nextok__ref_mass_hist,
+    .mass_above = nextok__ref_mass_above,
     .cut_weights = nextok__ref_cut_weights,
 };
 

@@ -498,54 +498,61 @@ static void avx512_cut_weights(const void *row, enum nextok_dtype dt, size_t n, 
     BY_DTYPE(cut_impl, dt, row, n, gt, eq, cut, w, bsum);
 }
 
-/* Buckets and masses 16 at a time as nextok__tp_bucket and mass_q (the same
- * IEEE operations: the fma of expw_k, the min and the truncating
- * conversion), then scalar adds into `copies` interleaved histograms, so
- * that equal buckets in a row do not wait on each other. */
-AI void mass_hist_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float c,
-                       int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
-                       unsigned copies, uint32_t *hn)
+/* Masses 16 at a time (the same min and truncating conversion as mass_q),
+ * summed per threshold with masked 64-bit adds: no scatter. */
+#define MA_ADD(acc0, acc1, m, q0, q1)                                      \
+    do {                                                                     \
+        acc0 = _mm512_mask_add_epi64(acc0, (__mmask8)(m), acc0, q0);         \
+        acc1 = _mm512_mask_add_epi64(acc1, (__mmask8)((m) >> 8), acc1, q1);  \
+    } while (0)
+
+AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const float *w, float scale,
+                        const float thr[4], uint64_t q[5], uint64_t cnt[5], int counts)
 {
-    const __m512 cv = _mm512_set1_ps(c), sc = _mm512_set1_ps(scale), cap = _mm512_set1_ps(0x1p62f);
-    const __m512 lo = _mm512_set1_ps(-4096.0f), hi = _mm512_set1_ps(4096.0f);
-    const __m512 mg = _mm512_set1_ps(NEXTOK__EXPW_MAGIC), l16 = _mm512_set1_ps(NEXTOK__EXPW_LOG2E16);
-    const __m512i kb = _mm512_set1_epi32((int32_t)(0x4B400000u + (uint32_t)kbase));
-    const __m512i top = _mm512_set1_epi32((int32_t)nbins - 1), zero = _mm512_setzero_si512();
-    _Alignas(64) uint32_t bb[16];
-    _Alignas(64) uint64_t qq[16];
+    const __m512 sc = _mm512_set1_ps(scale), cap = _mm512_set1_ps(0x1p62f);
+    const __m512 t0 = _mm512_set1_ps(thr[0]), t1 = _mm512_set1_ps(thr[1]);
+    const __m512 t2 = _mm512_set1_ps(thr[2]), t3 = _mm512_set1_ps(thr[3]);
+    __m512i a0 = _mm512_setzero_si512(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
+    __m512i a4 = a0, b4 = a0;
+    uint64_t c1 = 0, c2 = 0, c3 = 0, c4 = 0;
     for (size_t i = 0; i < n; i += 16) {
         const __mmask16 k = tail_mask(n - i);
-        const __m512 x = _mm512_sub_ps(temp16s(load16(row, dt, i, k), div, 1), cv);
-        const __m512i t = _mm512_castps_si512(_mm512_fmadd_ps(x, l16, mg));
-        __m512i b = _mm512_min_epi32(_mm512_max_epi32(_mm512_sub_epi32(t, kb), zero), top);
-        b = _mm512_mask_mov_epi32(b, _mm512_cmp_ps_mask(x, lo, _CMP_NGE_UQ), zero);
-        b = _mm512_mask_mov_epi32(b, _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ), top);
+        const __m512 x = load16(row, dt, i, k);
         const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cap);
-        _mm512_storeu_si512((void *)bb, b);
-        _mm512_storeu_si512((void *)qq, _mm512_cvttps_epi64(_mm512_castps512_ps256(ws)));
-        _mm512_storeu_si512((void *)(qq + 8), _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1)));
-        const size_t len = n - i < 16 ? n - i : 16;
-        if (copies == 4 && len == 16) { /* the usual case, unrolled: no variable index maths */
-            for (size_t j = 0; j < 16; j += 4) {
-                hq[bb[j] * 4] += qq[j];
-                hq[bb[j + 1] * 4 + 1] += qq[j + 1];
-                hq[bb[j + 2] * 4 + 2] += qq[j + 2];
-                hq[bb[j + 3] * 4 + 3] += qq[j + 3];
-            }
-        } else {
-            const size_t cm = copies - 1; /* copies: a power of two <= 16, i a multiple of 16 */
-            for (size_t j = 0; j < len; j++) hq[bb[j] * copies + (j & cm)] += qq[j];
+        const __m512i q0 = _mm512_cvttps_epi64(_mm512_castps512_ps256(ws));
+        const __m512i q1 = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1));
+        a0 = _mm512_add_epi64(a0, q0);
+        b0 = _mm512_add_epi64(b0, q1);
+        const __mmask16 m1 = _mm512_mask_cmp_ps_mask(k, x, t0, _CMP_GE_OQ);
+        const __mmask16 m2 = _mm512_mask_cmp_ps_mask(k, x, t1, _CMP_GE_OQ);
+        const __mmask16 m3 = _mm512_mask_cmp_ps_mask(k, x, t2, _CMP_GE_OQ);
+        const __mmask16 m4 = _mm512_mask_cmp_ps_mask(k, x, t3, _CMP_GE_OQ);
+        MA_ADD(a1, b1, m1, q0, q1);
+        MA_ADD(a2, b2, m2, q0, q1);
+        MA_ADD(a3, b3, m3, q0, q1);
+        MA_ADD(a4, b4, m4, q0, q1);
+        if (counts) {
+            c1 += (uint64_t)__builtin_popcount(m1);
+            c2 += (uint64_t)__builtin_popcount(m2);
+            c3 += (uint64_t)__builtin_popcount(m3);
+            c4 += (uint64_t)__builtin_popcount(m4);
         }
-        if (hn)
-            for (size_t j = 0; j < len; j++) hn[bb[j]]++;
     }
+    q[0] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a0, b0));
+    q[1] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a1, b1));
+    q[2] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a2, b2));
+    q[3] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a3, b3));
+    q[4] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a4, b4));
+    if (counts) cnt[0] = n, cnt[1] = c1, cnt[2] = c2, cnt[3] = c3, cnt[4] = c4;
 }
 
-static void avx512_mass_hist(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
-                             int32_t kbase, uint32_t nbins, const float *w, float scale,
-                             uint64_t *hq, unsigned copies, uint32_t *hn)
+#undef MA_ADD
+
+static void avx512_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                              float scale, const float thr[4], uint64_t q[5], uint64_t cnt[5])
 {
-    BY_DTYPE(mass_hist_impl, dt, row, n, div, c, kbase, nbins, w, scale, hq, copies, hn);
+    if (cnt) BY_DTYPE(mass_above_impl, dt, row, n, w, scale, thr, q, cnt, 1);
+    else BY_DTYPE(mass_above_impl, dt, row, n, w, scale, thr, q, cnt, 0);
 }
 
 static const struct nextok__kernels avx512_table = {
@@ -561,7 +568,7 @@ static const struct nextok__kernels avx512_table = {
     .weights = avx512_weights,
     .expw = avx512_expw,
     .compact_range = avx512_compact_range,
-    .mass_hist = avx512_mass_hist,
+    .mass_above = avx512_mass_above,
     .cut_weights = avx512_cut_weights,
 };
 

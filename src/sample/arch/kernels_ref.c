@@ -188,21 +188,20 @@ static inline uint64_t mass_q(float w, float scale)
     return (uint64_t)(int64_t)(x < 0x1p62f ? x : 0x1p62f);
 }
 
-void nextok__ref_mass_hist(const void *row, enum nextok_dtype dt, size_t n, float div, float c,
-                           int32_t kbase, uint32_t nbins, const float *w, float scale, uint64_t *hq,
-                           unsigned copies, uint32_t *hn)
+void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                            float scale, const float thr[4], uint64_t q[5], uint64_t cnt[5])
 {
+    uint64_t c[5] = {0, 0, 0, 0, 0};
+    memset(q, 0, 5 * sizeof *q);
     for (size_t i = 0; i < n; i++) {
-        float v = ld(row, dt, i);
-        if (div != 1.0f) {
-            v = v / div;
-            if (v > 3.40282347e38f) v = 3.40282347e38f;
-            if (v < -3.40282347e38f) v = -3.40282347e38f;
-        }
-        const uint32_t b = nextok__tp_bucket(v, c, kbase, nbins);
-        hq[b * copies + (i & (copies - 1))] += mass_q(w[i], scale);
-        if (hn) hn[b]++;
+        const float x = ld(row, dt, i);
+        const uint64_t m = mass_q(w[i], scale);
+        q[0] += m;
+        c[0]++;
+        for (int j = 0; j < 4; j++)
+            if (x >= thr[j]) q[1 + j] += m, c[1 + j]++;
     }
+    if (cnt) memcpy(cnt, c, sizeof c);
 }
 
 static const struct nextok__kernels ref_table = {
@@ -218,7 +217,7 @@ static const struct nextok__kernels ref_table = {
     .weights = ref_weights,
     .expw = ref_expw,
     .compact_range = nextok__ref_compact_range,
-    .mass_hist = nextok__ref_mass_hist,
+    .mass_above = nextok__ref_mass_above,
     .cut_weights = nextok__ref_cut_weights,
 };
 
