@@ -352,6 +352,7 @@ static inline float P(float x, float t) { return t == 1.0f ? x : nextok__sat(x /
  * non-decreasing, so {x : P(x) >= th} is [preimage, +inf). */
 static float preimage(float th, float t)
 {
+    if (isnan(th)) return INFINITY; /* no x has P(x) >= NaN */
     if (t == 1.0f || isinf(th)) return th;
     if (th <= -FLT_MAX) return -INFINITY;
     if (th > FLT_MAX) return INFINITY;
@@ -1114,7 +1115,9 @@ static void tp_window(struct run *r, float p, float th[4])
     const int32_t kb = tp_kbase(f);
     double *h = f->tpw, *hl = f->tpw + HBINS; /* heavy (exact), light (sampled) */
     memset(f->tpw, 0, 2 * HBINS * sizeof *f->tpw);
-    const double z = f->dz, vh = (double)f->dref.c + (double)f->dref.n * 0.6931471805599453 + log(z / 4096.0);
+    const double z = f->dz;
+    double vh = (double)f->dref.c + (double)f->dref.n * 0.6931471805599453 + log(z / 4096.0);
+    if (!(vh == vh)) vh = INFINITY; /* (z = 0 or inf: nothing is heavy) */
     dense_compact(r, vh);
     double heavy = 0.0, light = 0.0;
     for (size_t i = 0; i < r->nc; i++) {
@@ -1143,8 +1146,10 @@ static void tp_window(struct run *r, float p, float th[4])
 }
 
 /* Exact masses (and counts) above th[0..3] over the candidates: the SIMD
- * sums over the row, then the touched ids trade their row term for their
- * override's (integers: the subtraction is exact). */
+ * sums over the row, whose weights (dense_prepare patched them) are the
+ * candidates' but classified by the row values; the touched ids then move
+ * their term from the row value's place to the override's (integers: exact;
+ * a removed id weighs 0 and only leaves its count). */
 static void tp_masses(const struct run *r, float scale, const float th[4], uint64_t q[5],
                       uint64_t cnt[5], bool counts)
 {
@@ -1164,7 +1169,7 @@ static void tp_masses(const struct run *r, float scale, const float th[4], uint6
     }
     for (size_t t = 0; t < f->n_ov; t++) {
         const float v = P(f->ov[t].logit, r->t);
-        const uint64_t m = nextok__mass_q(nextok__expw(v, &f->dref), scale);
+        const uint64_t m = nextok__mass_q(f->dw[f->ov[t].id], scale);
         q[0] += m, cnt[0] += c1;
         for (int j = 0; j < 4; j++)
             if (v >= th[j]) q[1 + j] += m, cnt[1 + j] += c1;
@@ -1356,7 +1361,7 @@ static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nexto
 {
     struct nextok__fused *f = r->f;
     *drawn = false;
-    if (!tp_reserve(f) || !dense_prepare(r, false, true)) return false;
+    if (!tp_reserve(f) || !dense_prepare(r, true, true)) return false;
     /* masses of the canonical weights: dw is them times 2^dN */
     const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
     const size_t mk = q->min_keep ? q->min_keep : 1;
