@@ -51,11 +51,23 @@ struct nextok__kernels {
     void (*histogram)(const void *row, enum nextok_dtype dt, size_t n, float lo,
                       unsigned shift, uint32_t *bins, unsigned nbins);
 
-    /* With v = x / div in float (div > 0; as the temperature stage computes
-     * it): sum of (v - center) and of (v - center)^2 in double (order
-     * unspecified: an estimate, used with an error bound). */
-    void (*sum_sq)(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
-                   double *sum, double *sumsq);
+    /* One pass for top-n-sigma: returns the largest element and sets
+     * *nonfinite exactly as max does; and, with v = x / div in float (div >
+     * 0; x itself when div == 1; not saturated) and d = v - center in float
+     * (one rounding), the sums of d and of d * d (an estimate: order
+     * unspecified, used with an error bound). Every version adds d and d * d
+     * (fma: one rounding) into float partial sums of at most
+     * NEXTOK__SUMSQ_BLOCK terms each, widens those to double and adds them in
+     * double; so each computed sum is within ((B + 2) 2^-24 + (n + 8)
+     * 2^-53) of the sum of its terms' magnitudes (B = NEXTOK__SUMSQ_BLOCK),
+     * Σ|v - center| and Σ(v - center)² (fused.c, sigma_bounds), plus n
+     * 2^-149 for the sum of squares (a square or partial that underflows to
+     * a float subnormal is off by up to 2^-150 per rounding; sums and
+     * differences that are subnormal are exact). A non-finite
+     * element makes *sumsq non-finite (inf or NaN); so can a finite row
+     * whose quotients or squares overflow. */
+    float (*sum_sq)(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
+                    int *nonfinite, double *sum, double *sumsq);
 
     /* Approximate sum of exp(x_i - m) over f32 x, x_i <= m (relative error of
      * each term below 2^-20; order unspecified). For estimates only. */
@@ -89,6 +101,9 @@ const struct nextok__kernels *nextok__kernels(void);
 const struct nextok__kernels *nextok__kernels_ref(void);
 const struct nextok__kernels *nextok__kernels_avx2(void);
 const struct nextok__kernels *nextok__kernels_avx512(void);
+
+/* Most terms in one float partial sum of the sum_sq kernel. */
+#define NEXTOK__SUMSQ_BLOCK 16
 
 /* Order-preserving key of a float: a < b (as floats, not NaN) iff key(a) < key(b);
  * -0 and +0 get adjacent keys (key(-0) + 1 == key(+0)). */

@@ -212,61 +212,81 @@ static void avx512_histogram(const void *row, enum nextok_dtype dt, size_t n, fl
 
 /* ---- sum / sum of squares (estimate) ---------------------------------------- */
 
-AI int sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
-                  double *sum, double *sumsq)
+/* Chunks of 512 elements: four streams of 16 lanes, each lane a float
+ * partial of 8 terms; the streams are added as (a + b) + (c + d) (so each
+ * term sees at most 10 float roundings, within NEXTOK__SUMSQ_BLOCK), then
+ * widened to double. The tail: one float term per partial. The non-finite
+ * flag costs nothing per element: a NaN or ±inf makes the sum of squares
+ * non-finite, and only then is the row scanned again for it. */
+AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float center,
+                    int *nonfinite, double *sum, double *sumsq)
 {
-    const __m512 dv = _mm512_set1_ps(div);
-    const __m512d c = _mm512_set1_pd(center);
+    const __m512 dv = _mm512_set1_ps(div), c = _mm512_set1_ps(center);
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
     __m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+    __m512 m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
     size_t i = 0;
-    /* an estimate (order free): two 16-element groups per iteration on their
-     * own accumulators keep four add chains in flight; x / 1 == x, so no
-     * division without a temperature */
-    __m512d s2 = s0, s3 = s0, q2 = s0, q3 = s0;
-    for (; i + 32 <= n; i += 32) {
-        __m512 va = load16(row, dt, i, 0xffff), vb = load16(row, dt, i + 16, 0xffff);
-        if (div != 1.0f) {
-            va = _mm512_div_ps(va, dv);
-            vb = _mm512_div_ps(vb, dv);
+    for (; i + 512 <= n; i += 512) {
+        __m512 sa = zero, sb = zero, sc = zero, sd = zero, qa = zero, qb = zero, qc = zero, qd = zero;
+        for (size_t j = i; j < i + 512; j += 64) {
+            __m512 va = load16(row, dt, j, 0xffff), vb = load16(row, dt, j + 16, 0xffff);
+            __m512 vc = load16(row, dt, j + 32, 0xffff), vd = load16(row, dt, j + 48, 0xffff);
+            m0 = _mm512_max_ps(va, m0);
+            m1 = _mm512_max_ps(vb, m1);
+            m2 = _mm512_max_ps(vc, m2);
+            m3 = _mm512_max_ps(vd, m3);
+            if (div != 1.0f) {
+                va = _mm512_div_ps(va, dv);
+                vb = _mm512_div_ps(vb, dv);
+                vc = _mm512_div_ps(vc, dv);
+                vd = _mm512_div_ps(vd, dv);
+            }
+            va = _mm512_sub_ps(va, c);
+            vb = _mm512_sub_ps(vb, c);
+            vc = _mm512_sub_ps(vc, c);
+            vd = _mm512_sub_ps(vd, c);
+            sa = _mm512_add_ps(sa, va);
+            sb = _mm512_add_ps(sb, vb);
+            sc = _mm512_add_ps(sc, vc);
+            sd = _mm512_add_ps(sd, vd);
+            qa = _mm512_fmadd_ps(va, va, qa);
+            qb = _mm512_fmadd_ps(vb, vb, qb);
+            qc = _mm512_fmadd_ps(vc, vc, qc);
+            qd = _mm512_fmadd_ps(vd, vd, qd);
         }
-        const __m512d a0 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(va)), c);
-        const __m512d a1 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(va, 1)), c);
-        const __m512d b0 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(vb)), c);
-        const __m512d b1 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(vb, 1)), c);
-        s0 = _mm512_add_pd(s0, a0);
-        s1 = _mm512_add_pd(s1, a1);
-        s2 = _mm512_add_pd(s2, b0);
-        s3 = _mm512_add_pd(s3, b1);
-        q0 = _mm512_fmadd_pd(a0, a0, q0);
-        q1 = _mm512_fmadd_pd(a1, a1, q1);
-        q2 = _mm512_fmadd_pd(b0, b0, q2);
-        q3 = _mm512_fmadd_pd(b1, b1, q3);
+        const __m512 fs = _mm512_add_ps(_mm512_add_ps(sa, sb), _mm512_add_ps(sc, sd));
+        const __m512 fq = _mm512_add_ps(_mm512_add_ps(qa, qb), _mm512_add_ps(qc, qd));
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(fs)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(fs, 1)));
+        q0 = _mm512_add_pd(q0, _mm512_cvtps_pd(_mm512_castps512_ps256(fq)));
+        q1 = _mm512_add_pd(q1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(fq, 1)));
     }
-    s0 = _mm512_add_pd(s0, s2);
-    s1 = _mm512_add_pd(s1, s3);
-    q0 = _mm512_add_pd(q0, q2);
-    q1 = _mm512_add_pd(q1, q3);
     for (; i < n; i += 16) {
-        __mmask16 k = tail_mask(n - i);
+        const __mmask16 k = tail_mask(n - i);
         __m512 v = load16(row, dt, i, k);
+        m0 = _mm512_max_ps(v, m0);
         if (div != 1.0f) v = _mm512_div_ps(v, dv);
-        __m512d d0 = _mm512_maskz_sub_pd((__mmask8)k, _mm512_cvtps_pd(_mm512_castps512_ps256(v)), c);
-        __m512d d1 = _mm512_maskz_sub_pd((__mmask8)(k >> 8),
-                                         _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), c);
-        s0 = _mm512_add_pd(s0, d0);
-        s1 = _mm512_add_pd(s1, d1);
-        q0 = _mm512_fmadd_pd(d0, d0, q0);
-        q1 = _mm512_fmadd_pd(d1, d1, q1);
+        v = _mm512_maskz_sub_ps(k, v, c); /* the -inf padding counts as 0 */
+        const __m512 fq = _mm512_mul_ps(v, v);
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+        q0 = _mm512_add_pd(q0, _mm512_cvtps_pd(_mm512_castps512_ps256(fq)));
+        q1 = _mm512_add_pd(q1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(fq, 1)));
     }
     *sum = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
     *sumsq = _mm512_reduce_add_pd(_mm512_add_pd(q0, q1));
-    return 0;
+    if (!isfinite(*sumsq)) { /* a NaN or ±inf, or an overflow: which one */
+        int nf = 0;
+        (void)max_impl(dt, row, n, &nf, NULL);
+        *nonfinite |= nf;
+    }
+    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
 }
 
-static void avx512_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div,
-                          double center, double *sum, double *sumsq)
+static float avx512_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
+                           int *nonfinite, double *sum, double *sumsq)
 {
-    (void)BY_DTYPE(sumsq_impl, dt, row, n, div, center, sum, sumsq);
+    return BY_DTYPE(sumsq_impl, dt, row, n, div, center, nonfinite, sum, sumsq);
 }
 
 /* ---- exp sum (estimate): same polynomial as the AVX2 kernel ------------------ */

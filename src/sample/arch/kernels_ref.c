@@ -96,17 +96,25 @@ static void ref_histogram(const void *row, enum nextok_dtype dt, size_t n, float
     }
 }
 
-static void ref_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div,
-                       double center, double *sum, double *sumsq)
+/* Float partial sums of 16 consecutive elements (NEXTOK__SUMSQ_BLOCK),
+ * widened and added in double. */
+static float ref_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
+                        int *nonfinite, double *sum, double *sumsq)
 {
     double s = 0.0, q = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)(ld(row, dt, i) / div) - center;
-        s += d;
-        q += d * d;
+    for (size_t i = 0; i < n; i += NEXTOK__SUMSQ_BLOCK) {
+        float fs = 0.0f, fq = 0.0f;
+        for (size_t j = i; j < n && j < i + NEXTOK__SUMSQ_BLOCK; j++) {
+            const float d = ld(row, dt, j) / div - center;
+            fs += d;
+            fq = fmaf(d, d, fq);
+        }
+        s += fs;
+        q += fq;
     }
     *sum = s;
     *sumsq = q;
+    return ref_max(row, dt, n, nonfinite);
 }
 
 static double ref_exp_sum(const float *x, size_t n, float m)
