@@ -190,6 +190,34 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         }
     }
 
+    { /* cands_ge on a compacted-like list: the row's values made finite
+       * (huge ones overflow the quotient and are clamped), ids descending */
+        static float cv[MAXN];
+        static int32_t ci[MAXN];
+        static struct nextok_token_data o0[MAXN + 1], o1[MAXN + 1];
+        for (size_t i = 0; i < n; i++) {
+            cv[i] = isfinite(g_refrow[i]) ? g_refrow[i] : (g_refrow[i] > 0 ? 3.4e38f : -3.4e38f);
+            ci[i] = (int32_t)(3 * (n - i)) + 1;
+        }
+        const float divs[4] = {1.0f, 0.7f, 1e-30f, 1.7f};
+        const float div = divs[next_u64() % 4];
+        const float ths[5] = {-INFINITY, 0.0f, n ? cv[next_u64() % n] / div : 1.0f, 3.40282347e38f, 1.25f};
+        for (int t = 0; t < 5; t++) {
+            memset(o0, 0x5a, sizeof o0);
+            memset(o1, 0x5a, sizeof o1);
+            const size_t k0 = r->cands_ge(ci, cv, n, div, ths[t], o0);
+            const size_t k1 = g_k->cands_ge(ci, cv, n, div, ths[t], o1);
+            size_t want = 0;
+            for (size_t i = 0; i < n; i++) {
+                const float v = div == 1.0f ? cv[i] : nextok__sat(cv[i] / div);
+                want += v >= ths[t];
+            }
+            CHECK_MSG(k0 == want && k1 == k0 && memcmp(o0, o1, (k0 + 1) * sizeof *o0) == 0,
+                      "%s cands_ge kind %d dt %d n %zu div %g thr %g: %zu %zu (want %zu)", g_k->name,
+                      kind, dt, n, (double)div, (double)ths[t], k0, k1, want);
+        }
+    }
+
     if (dt != NEXTOK_DTYPE_F32) {
         static float w0[MAXN], w1[MAXN + 16];
         r->widen((const uint16_t *)row, dt, n, w0);

@@ -46,6 +46,14 @@ struct nextok__kernels {
     size_t (*compact_ge)(const void *row, enum nextok_dtype dt, size_t n, float thr,
                          int32_t base, int32_t *ids, float *vals, size_t cap, int *nonfinite);
 
+    /* Candidates from a compacted set: for i < n, v = vals[i] (div == 1) or
+     * sat(vals[i] / div) in float (the temperature stage's value: one IEEE
+     * division, then ±inf clamped to ±FLT_MAX); those with v >= thr (float
+     * compare) are written in order as out[k++] = {ids[i], v, 0}. Returns k.
+     * Bit-identical in every ISA. */
+    size_t (*cands_ge)(const int32_t *ids, const float *vals, size_t n, float div, float thr,
+                       struct nextok_token_data *out);
+
     /* Histogram of the order-preserving key (nextok__fkey) of elements x >= lo:
      * bin min((key(x) - key(lo)) >> shift, nbins - 1) += 1. bins not cleared. */
     void (*histogram)(const void *row, enum nextok_dtype dt, size_t n, float lo,

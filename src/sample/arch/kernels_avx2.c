@@ -194,6 +194,40 @@ static size_t avx2_compact_ge(const void *row, enum nextok_dtype dt, size_t n, f
     return BY_DTYPE(compact_impl, dt, row, n, thr, base, ids, vals, cap, nonfinite);
 }
 
+/* Candidates: the quotients and the compare 8 at a time, the records
+ * written one per set bit. */
+static size_t avx2_cands_ge(const int32_t *ids, const float *vals, size_t n, float div, float thr,
+                            struct nextok_token_data *out)
+{
+    const __m256 dv = _mm256_set1_ps(div), t = _mm256_set1_ps(thr);
+    const __m256 hi = _mm256_set1_ps(3.40282347e38f), lo = _mm256_set1_ps(-3.40282347e38f);
+    size_t k = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(vals + i);
+        if (div != 1.0f) /* finite quotients pass min/max unchanged; ±inf clamp */
+            v = _mm256_max_ps(_mm256_min_ps(_mm256_div_ps(v, dv), hi), lo);
+        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, t, _CMP_GE_OQ));
+        if (!m) continue;
+        float vb[8];
+        _mm256_storeu_ps(vb, v);
+        while (m) {
+            const unsigned j = (unsigned)__builtin_ctz(m);
+            out[k++] = (struct nextok_token_data){ids[i + j], vb[j], 0.0f};
+            m &= m - 1;
+        }
+    }
+    for (; i < n; i++) {
+        float v = vals[i];
+        if (div != 1.0f) {
+            v = v / div;
+            if (v > 3.40282347e38f) v = 3.40282347e38f;
+            if (v < -3.40282347e38f) v = -3.40282347e38f;
+        }
+        if (v >= thr) out[k++] = (struct nextok_token_data){ids[i], v, 0.0f};
+    }
+    return k;
+}
+
 /* ---- histogram -------------------------------------------------------------- */
 
 AI int hist_impl(enum nextok_dtype dt, const void *row, size_t n, float lo, unsigned shift,
@@ -476,6 +510,7 @@ static const struct nextok__kernels avx2_table = {
     .max_abs = avx2_max_abs,
     .count_ge = avx2_count_ge,
     .compact_ge = avx2_compact_ge,
+    .cands_ge = avx2_cands_ge,
     .histogram = avx2_histogram,
     .sum_sq = avx2_sum_sq,
     .exp_sum = avx2_exp_sum,

@@ -173,6 +173,44 @@ static size_t avx512_compact_ge(const void *row, enum nextok_dtype dt, size_t n,
     return BY_DTYPE(compact_impl, dt, row, n, thr, base, ids, vals, cap, nonfinite);
 }
 
+/* Candidates, 16 at a time: quotients (clamped with min/max, which leave
+ * finite values alone and map ±inf to ±FLT_MAX), the compare, both lists
+ * compressed in registers and interleaved into {id, v, 0} records by three
+ * two-source permutes; masked stores write exactly the 3 * count words. */
+static size_t avx512_cands_ge(const int32_t *ids, const float *vals, size_t n, float div, float thr,
+                              struct nextok_token_data *out)
+{
+    const __m512 dv = _mm512_set1_ps(div), t = _mm512_set1_ps(thr);
+    const __m512 hi = _mm512_set1_ps(3.40282347e38f), lo = _mm512_set1_ps(-3.40282347e38f);
+    /* output word w = 3 j + f of record j: f = 0 the id (source a, lane j),
+     * f = 1 the value (source b: 16 + j), f = 2 zero (masked off) */
+    const __m512i p0 = _mm512_setr_epi32(0, 16, 0, 1, 17, 0, 2, 18, 0, 3, 19, 0, 4, 20, 0, 5);
+    const __m512i p1 = _mm512_setr_epi32(21, 0, 6, 22, 0, 7, 23, 0, 8, 24, 0, 9, 25, 0, 10, 26);
+    const __m512i p2 = _mm512_setr_epi32(0, 11, 27, 0, 12, 28, 0, 13, 29, 0, 14, 30, 0, 15, 31, 0);
+    const __mmask16 z0 = 0xB6DB, z1 = 0xDB6D, z2 = 0x6DB6; /* words with f != 2 */
+    int32_t *o = (int32_t *)out;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 tm = tail_mask(n - i);
+        __m512 v = _mm512_maskz_loadu_ps(tm, vals + i);
+        if (div != 1.0f) v = _mm512_max_ps(_mm512_min_ps(_mm512_div_ps(v, dv), hi), lo);
+        const __mmask16 m = _mm512_mask_cmp_ps_mask(tm, v, t, _CMP_GE_OQ);
+        if (!m) continue;
+        const __m512i ci = _mm512_maskz_compress_epi32(m, _mm512_maskz_loadu_epi32(tm, ids + i));
+        const __m512i cv = _mm512_castps_si512(_mm512_maskz_compress_ps(m, v));
+        const unsigned cnt = (unsigned)__builtin_popcount(m), words = 3 * cnt;
+        const __mmask16 w0 = (__mmask16)(words >= 16 ? 0xffff : (1u << words) - 1u);
+        const __mmask16 w1 = (__mmask16)(words >= 32 ? 0xffff : words <= 16 ? 0 : (1u << (words - 16)) - 1u);
+        const __mmask16 w2 = (__mmask16)(words <= 32 ? 0 : (1u << (words - 32)) - 1u);
+        int32_t *d = o + 3 * k;
+        _mm512_mask_storeu_epi32(d, w0, _mm512_maskz_permutex2var_epi32(z0, ci, p0, cv));
+        _mm512_mask_storeu_epi32(d + 16, w1, _mm512_maskz_permutex2var_epi32(z1, ci, p1, cv));
+        _mm512_mask_storeu_epi32(d + 32, w2, _mm512_maskz_permutex2var_epi32(z2, ci, p2, cv));
+        k += cnt;
+    }
+    return k;
+}
+
 /* ---- histogram -------------------------------------------------------------- */
 
 AI int hist_impl(enum nextok_dtype dt, const void *row, size_t n, float lo, unsigned shift,
@@ -450,6 +488,7 @@ static const struct nextok__kernels avx512_table = {
     .max_abs = avx512_max_abs,
     .count_ge = avx512_count_ge,
     .compact_ge = avx512_compact_ge,
+    .cands_ge = avx512_cands_ge,
     .histogram = avx512_histogram,
     .sum_sq = avx512_sum_sq,
     .exp_sum = avx512_exp_sum,
