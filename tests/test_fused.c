@@ -469,7 +469,8 @@ TEST(test_fused_top_p)
 /* top-n-sigma whose threshold falls exactly on candidate values: rows made
  * of the pattern {-1, 1, 0 x 6} (mean 0, σ = 1/2 exactly) with n = 2 put
  * the chain's threshold max - 2σ on the zeros, inside the fused estimate's
- * uncertainty interval, so fuse_sigma must fall back to the exact σ; tiny
+ * uncertainty interval, so fuse_sigma must fall back to the exact σ; with
+ * the zeros at ±2^-30 the double second pass decides; tiny
  * perturbations (a zero moved by an ulp or two, either way) and processors
  * (a bias, a ban) and temperatures move the threshold and the values around
  * it. Fused and plain must agree on every survivor. */
@@ -487,11 +488,15 @@ TEST(test_fused_sigma_straddle)
             row[i] = row[j];
             row[j] = t;
         }
-        if (pick(2))
+        const int how = (int)pick(3);
+        if (how == 1)
             for (int e = 0; e < 3; e++) {
                 const size_t i = pick(V);
                 if (row[i] == 0.0f) row[i] = (float[]){1e-30f, -1e-30f, 1e-7f, -1e-7f}[pick(4)];
             }
+        if (how == 2) /* every zero at ±2^-30: inside the float sums' interval, outside the double one's */
+            for (size_t i = 0; i < V; i++)
+                if (row[i] == 0.0f) row[i] = pick(2) ? 0x1p-30f : -0x1p-30f;
         struct nextok_chain_params cp = nextok_chain_default_params();
         cp.n_vocab = (int32_t)V;
         struct nextok_chain *fa = NULL, *pl = NULL;

@@ -180,6 +180,24 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
                           g_k->name, kind, dt, n, q0, q1);
         }
     }
+    if (kind != RK_SPECIAL) { /* sum_sq_dbl: within (n + 8) 2^-53 of the magnitudes each */
+        double s0, q0, s1, q1, sa = 0.0, ss = 0.0, qa = 0.0;
+        const float div = (next_u64() & 1) ? 1.0f : 0.7f;
+        const double center = (next_u64() & 1) ? 0.25 : (n ? (double)g_refrow[n / 2] * 1.0000001 : 0.0);
+        r->sum_sq_dbl(row, dt, n, div, center, &s0, &q0);
+        g_k->sum_sq_dbl(row, dt, n, div, center, &s1, &q1);
+        for (size_t i = 0; i < n; i++) {
+            const long double d = (long double)(g_refrow[i] / div) - (long double)center;
+            sa += (double)fabsl(d);
+            ss += (double)d;
+            qa += (double)(d * d);
+        }
+        const double e = 2.0 * (double)(n + 8) * 0x1p-53, ua = (double)n * 0x1p-1074 + 1e-300;
+        CHECK_MSG(fabs(s0 - ss) <= e * sa + 1e-300 && fabs(s1 - ss) <= e * sa + 1e-300 &&
+                      fabs(q0 - qa) <= e * qa + ua && fabs(q1 - qa) <= e * qa + ua,
+                  "%s sum_sq_dbl kind %d dt %d n %zu: %.17g %.17g vs %.17g %.17g (%.17g %.17g)", g_k->name,
+                  kind, dt, n, s0, q0, s1, q1, ss, qa);
+    }
     if (kind != RK_SPECIAL) {
         if (n > 0 && kind != RK_DENORMAL) {
             float mx = g_refrow[0];

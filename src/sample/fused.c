@@ -807,16 +807,20 @@ static float sigma_center(const struct run *r)
  *     var_c in [(var - E)(1 - (n+4)u), (var + E + e_m²)(1 + (n+4)u)];
  * every error term is doubled below as margin, and the square roots get
  * (1 ± 8u). The float partials make σ known to about 1e-6 relative (about
- * n σ 1e-6 on the threshold): a candidate inside that interval is rare, and
- * then fuse_sigma computes the exact σ. A center far from μ only widens E
+ * n σ 1e-6 on the threshold): a candidate inside that interval is rare (for
+ * n = 2 on a Gaussian 128k row about 2 %), and then fuse_sigma sums again
+ * with every term in double (sum_sq_dbl: kf = 0, the underflow term 2^-1074
+ * instead of 2^-149, the same argument), about 1e-13 relative; only a
+ * candidate inside that interval too needs the exact σ. kf = the float
+ * part of K ((B + 2) 2^-24, or 0), ua = the underflow unit. A center far from μ only widens E
  * (cancellation); a non-finite sum (a quotient, a difference or a partial
  * overflowed) returns false: exact σ.
  */
-static bool sigma_bounds(const struct run *r, size_t n_touched, float center, double s_row,
-                         double q_row, double *lo, double *hi)
+static bool sigma_bounds(const struct run *r, size_t n_touched, double c, double s_row, double q_row,
+                         double kf, double ua, double *lo, double *hi)
 {
     const struct nextok__fused *f = r->f;
-    const double n = (double)r->n_set, u = 0x1p-53, c = (double)center;
+    const double n = (double)r->n_set, u = 0x1p-53;
     double s = s_row, q = q_row, T = q_row;
     for (size_t j = 0; j < n_touched; j++) {
         const double d = (double)(nextok__row_get(r->row, r->dt, (size_t)f->touched[j]) / r->t) - c;
@@ -832,11 +836,11 @@ static bool sigma_bounds(const struct run *r, size_t n_touched, float center, do
     }
     if (!isfinite(s) || !isfinite(q) || !isfinite(T)) return false;
     const double N = (double)(r->V + n_touched + f->n_ov);
-    const double K = (NEXTOK__SUMSQ_BLOCK + 2) * 0x1p-24 + (N + 8.0) * u;
+    const double K = kf + (N + 8.0) * u;
     const double M = q / n, sm = s / n;
     const double es = K * sqrt(N * T) / n + u * fabs(sm);
-    const double E = (K * T + N * 0x1p-149) / n + es * (2.0 * fabs(sm) + es) + 4.0 * u * (M + sm * sm);
-    const double A = fabs(c) + sqrt((M > 0.0 ? M : 0.0) + (K * T + N * 0x1p-149) / n);
+    const double E = (K * T + N * ua) / n + es * (2.0 * fabs(sm) + es) + 4.0 * u * (M + sm * sm);
+    const double A = fabs(c) + sqrt((M > 0.0 ? M : 0.0) + (K * T + N * ua) / n);
     const double em = (n + 2.0) * u * A;
     const double var = M - sm * sm, g = 2.0 * (n + 4.0) * u;
     const double vlo = (var - 2.0 * E) * (1.0 - g);
@@ -861,7 +865,9 @@ static void sigma_threshold(double nsig, float m, double slo, double shi, double
  * threshold is then known within [tlo, thi], and the decision is the chain's
  * whenever no candidate value lies in that interval (for floats: unless a
  * value v has tlo <= v < thi); one compaction at tlo collects the survivors.
- * Otherwise σ is recomputed exactly as the chain does it (exact_sigma). */
+ * Otherwise the interval is narrowed by a second pass in double, and if a
+ * candidate is still inside it, σ is recomputed exactly as the chain does it
+ * (exact_sigma). */
 static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nextok__p_sigma *p,
                        size_t n_touched)
 {
@@ -888,7 +894,8 @@ static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nexto
     }
     const double nsig = (double)p->n;
     double slo, shi;
-    bool exact = !sigma_bounds(r, n_touched, center, s_row, q_row, &slo, &shi);
+    bool exact = !sigma_bounds(r, n_touched, (double)center, s_row, q_row,
+                               (NEXTOK__SUMSQ_BLOCK + 2) * 0x1p-24, 0x1p-149, &slo, &shi);
     if (!exact) {
         double tlo, thi;
         sigma_threshold(nsig, m, slo, shi, &tlo, &thi);
@@ -897,6 +904,28 @@ static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nexto
         size_t n = emit_ge(c, r, tlo);
         for (size_t i = 0; i < n && !exact; i++)
             exact = (double)c->work[i].logit < thi;
+        if (exact) {
+            /* a candidate in [tlo, thi): the sums again, every term in
+             * double; both intervals hold the chain's threshold, so their
+             * intersection does, and work holds every candidate >= tlo */
+            double s2 = 0.0, q2 = 0.0, lo2, hi2;
+            r->k->sum_sq_dbl(r->row, r->dt, r->V, r->t, (double)center, &s2, &q2);
+            if (sigma_bounds(r, n_touched, (double)center, s2, q2, 0.0, 0x1p-1074, &lo2, &hi2)) {
+                double tlo2, thi2;
+                sigma_threshold(nsig, m, lo2, hi2, &tlo2, &thi2);
+                tlo = tlo2 > tlo ? tlo2 : tlo;
+                thi = thi2 < thi ? thi2 : thi;
+                size_t j = 0;
+                exact = false;
+                for (size_t i = 0; i < n; i++) {
+                    const double v = (double)c->work[i].logit;
+                    if (!(v >= tlo)) continue;
+                    exact |= v < thi;
+                    c->work[j++] = c->work[i];
+                }
+                n = j;
+            }
+        }
         if (!exact) {
             set_last(c, n, false);
             return true;

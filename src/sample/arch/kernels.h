@@ -77,6 +77,14 @@ struct nextok__kernels {
     float (*sum_sq)(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
                     int *nonfinite, double *sum, double *sumsq);
 
+    /* The same sums with every term in double (top-n-sigma's tight second
+     * try): d = (double)v - center (one rounding), d and d * d added in
+     * double lanes (order unspecified); each sum within (n + 8) 2^-53 of
+     * the sum of its terms' magnitudes (plus n 2^-1074 for underflowing
+     * squares). No max, no non-finite flag: sum_sq gave those. */
+    void (*sum_sq_dbl)(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
+                       double *sum, double *sumsq);
+
     /* Approximate sum of exp(x_i - m) over f32 x, x_i <= m (relative error of
      * each term below 2^-20; order unspecified). For estimates only. */
     double (*exp_sum)(const float *x, size_t n, float m);

@@ -340,6 +340,44 @@ static float avx2_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float 
     return BY_DTYPE(sumsq_impl, dt, row, n, div, center, nonfinite, sum, sumsq);
 }
 
+/* The tight fallback (sum_sq_dbl): every term in double, as before the
+ * float partials. */
+AI int sumsq_dbl_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
+                  double *sum, double *sumsq)
+{
+    const __m256 dv = _mm256_set1_ps(div);
+    const __m256d c = _mm256_set1_pd(center);
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_div_ps(load8(row, dt, i), dv);
+        __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), c);
+        __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), c);
+        s0 = _mm256_add_pd(s0, d0);
+        s1 = _mm256_add_pd(s1, d1);
+        q0 = _mm256_fmadd_pd(d0, d0, q0);
+        q1 = _mm256_fmadd_pd(d1, d1, q1);
+    }
+    double sb[4], qb[4];
+    _mm256_storeu_pd(sb, _mm256_add_pd(s0, s1));
+    _mm256_storeu_pd(qb, _mm256_add_pd(q0, q1));
+    double s = (sb[0] + sb[1]) + (sb[2] + sb[3]), q = (qb[0] + qb[1]) + (qb[2] + qb[3]);
+    for (; i < n; i++) {
+        double d = (double)(ld1(row, dt, i) / div) - center;
+        s += d;
+        q += d * d;
+    }
+    *sum = s;
+    *sumsq = q;
+    return 0;
+}
+
+static void avx2_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
+                        double *sum, double *sumsq)
+{
+    (void)BY_DTYPE(sumsq_dbl_impl, dt, row, n, div, center, sum, sumsq);
+}
+
 /* ---- exp sum (estimate) ----------------------------------------------------- */
 
 /* exp(d) for d <= 0 in float: d = k ln2 + f, |f| <= ln2/2, degree-6 Taylor
@@ -513,6 +551,7 @@ static const struct nextok__kernels avx2_table = {
     .cands_ge = avx2_cands_ge,
     .histogram = avx2_histogram,
     .sum_sq = avx2_sum_sq,
+    .sum_sq_dbl = avx2_sum_sq_dbl,
     .exp_sum = avx2_exp_sum,
     .widen = avx2_widen,
     .weights = avx2_weights,

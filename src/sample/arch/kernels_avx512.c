@@ -327,6 +327,65 @@ static float avx512_sum_sq(const void *row, enum nextok_dtype dt, size_t n, floa
     return BY_DTYPE(sumsq_impl, dt, row, n, div, center, nonfinite, sum, sumsq);
 }
 
+/* The tight fallback (sum_sq_dbl): every term in double, as before the
+ * float partials. */
+AI int sumsq_dbl_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
+                  double *sum, double *sumsq)
+{
+    const __m512 dv = _mm512_set1_ps(div);
+    const __m512d c = _mm512_set1_pd(center);
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+    size_t i = 0;
+    /* an estimate (order free): two 16-element groups per iteration on their
+     * own accumulators keep four add chains in flight; x / 1 == x, so no
+     * division without a temperature */
+    __m512d s2 = s0, s3 = s0, q2 = s0, q3 = s0;
+    for (; i + 32 <= n; i += 32) {
+        __m512 va = load16(row, dt, i, 0xffff), vb = load16(row, dt, i + 16, 0xffff);
+        if (div != 1.0f) {
+            va = _mm512_div_ps(va, dv);
+            vb = _mm512_div_ps(vb, dv);
+        }
+        const __m512d a0 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(va)), c);
+        const __m512d a1 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(va, 1)), c);
+        const __m512d b0 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(vb)), c);
+        const __m512d b1 = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(vb, 1)), c);
+        s0 = _mm512_add_pd(s0, a0);
+        s1 = _mm512_add_pd(s1, a1);
+        s2 = _mm512_add_pd(s2, b0);
+        s3 = _mm512_add_pd(s3, b1);
+        q0 = _mm512_fmadd_pd(a0, a0, q0);
+        q1 = _mm512_fmadd_pd(a1, a1, q1);
+        q2 = _mm512_fmadd_pd(b0, b0, q2);
+        q3 = _mm512_fmadd_pd(b1, b1, q3);
+    }
+    s0 = _mm512_add_pd(s0, s2);
+    s1 = _mm512_add_pd(s1, s3);
+    q0 = _mm512_add_pd(q0, q2);
+    q1 = _mm512_add_pd(q1, q3);
+    for (; i < n; i += 16) {
+        __mmask16 k = tail_mask(n - i);
+        __m512 v = load16(row, dt, i, k);
+        if (div != 1.0f) v = _mm512_div_ps(v, dv);
+        __m512d d0 = _mm512_maskz_sub_pd((__mmask8)k, _mm512_cvtps_pd(_mm512_castps512_ps256(v)), c);
+        __m512d d1 = _mm512_maskz_sub_pd((__mmask8)(k >> 8),
+                                         _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)), c);
+        s0 = _mm512_add_pd(s0, d0);
+        s1 = _mm512_add_pd(s1, d1);
+        q0 = _mm512_fmadd_pd(d0, d0, q0);
+        q1 = _mm512_fmadd_pd(d1, d1, q1);
+    }
+    *sum = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    *sumsq = _mm512_reduce_add_pd(_mm512_add_pd(q0, q1));
+    return 0;
+}
+
+static void avx512_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, float div,
+                          double center, double *sum, double *sumsq)
+{
+    (void)BY_DTYPE(sumsq_dbl_impl, dt, row, n, div, center, sum, sumsq);
+}
+
 /* ---- exp sum (estimate): same polynomial as the AVX2 kernel ------------------ */
 
 AI __m512 exp16(__m512 d)
@@ -491,6 +550,7 @@ static const struct nextok__kernels avx512_table = {
     .cands_ge = avx512_cands_ge,
     .histogram = avx512_histogram,
     .sum_sq = avx512_sum_sq,
+    .sum_sq_dbl = avx512_sum_sq_dbl,
     .exp_sum = avx512_exp_sum,
     .widen = avx512_widen,
     .weights = avx512_weights,

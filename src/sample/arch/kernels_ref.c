@@ -133,6 +133,19 @@ static float ref_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float d
     return ref_max(row, dt, n, nonfinite);
 }
 
+static void ref_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, float div,
+                           double center, double *sum, double *sumsq)
+{
+    double s = 0.0, q = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)(ld(row, dt, i) / div) - center;
+        s += d;
+        q += d * d;
+    }
+    *sum = s;
+    *sumsq = q;
+}
+
 static double ref_exp_sum(const float *x, size_t n, float m)
 {
     double s = 0.0;
@@ -180,6 +193,7 @@ static const struct nextok__kernels ref_table = {
     .cands_ge = ref_cands_ge,
     .histogram = ref_histogram,
     .sum_sq = ref_sum_sq,
+    .sum_sq_dbl = ref_sum_sq_dbl,
     .exp_sum = ref_exp_sum,
     .widen = ref_widen,
     .weights = ref_weights,
