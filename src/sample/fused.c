@@ -899,9 +899,11 @@ static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nexto
     if (!exact) {
         double tlo, thi;
         sigma_threshold(nsig, m, slo, shi, &tlo, &thi);
-        const float tau = preimage(float_ceil(tlo), r->t);
+        const float tlf = float_ceil(tlo); /* for a float v: (double)v >= tlo iff v >= tlf */
+        const float tau = preimage(tlf, r->t);
         if (tau < r->tau && !compact(r, tau)) return false;
-        size_t n = emit_ge(c, r, tlo);
+        size_t n = f->n_ov == 0 ? r->k->cands_ge(f->cids, f->cvals, r->nc, r->t, tlf, c->work)
+                                : emit_ge(c, r, tlo);
         for (size_t i = 0; i < n && !exact; i++)
             exact = (double)c->work[i].logit < thi;
         if (exact) {
