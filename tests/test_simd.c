@@ -2,8 +2,9 @@
  * Every SIMD kernel against the scalar reference (src/sample/arch/kernels_ref.c)
  * on random and adversarial rows: ties, ±inf, NaN, denormals, ±0, all-equal,
  * lengths that are not a multiple of the vector width, all three dtypes.
- * Exact kernels must agree bit for bit (max by value: -0 == +0); the two
- * estimate kernels (sum_sq, exp_sum) within their documented error.
+ * Exact kernels must agree bit for bit (max by value: -0 == +0); the
+ * estimate kernels within their documented error (the sums of sum_sq and
+ * sum_sq_dbl against accurate sums, exp_sum against the reference).
  */
 #include "harness.h"
 #include "sample/arch/kernels.h"

@@ -6,8 +6,9 @@
  * Every kernel reads a row of n elements of dtype "as it is": f16/bf16 are
  * widened exactly in registers, never converted into a buffer. Every kernel
  * gives bit-identical results to the reference (tests/test_simd.c), except
- * sum_sq and exp_sum, whose results are sums in a different order and are
- * only used with an error bound (they never decide a token on their own).
+ * the sums of sum_sq, sum_sq_dbl and exp_sum, which are added in a different
+ * order and are only used with an error bound (they never decide a token on
+ * their own; sum_sq's maximum and non-finite flag are exact).
  *
  * "Non-finite" means NaN or ±inf; kernels that scan a row report whether they
  * saw one so the caller can hand such rows to the plain chain.
