@@ -466,6 +466,71 @@ TEST(test_fused_top_p)
     CHECK(fused > 0);
 }
 
+/* top-n-sigma whose threshold falls exactly on candidate values: rows made
+ * of the pattern {-1, 1, 0 x 6} (mean 0, σ = 1/2 exactly) with n = 2 put
+ * the chain's threshold max - 2σ on the zeros, inside the fused estimate's
+ * uncertainty interval, so fuse_sigma must fall back to the exact σ; with
+ * the zeros at ±2^-30 the double second pass decides; tiny
+ * perturbations (a zero moved by an ulp or two, either way) and processors
+ * (a bias, a ban) and temperatures move the threshold and the values around
+ * it. Fused and plain must agree on every survivor. */
+TEST(test_fused_sigma_straddle)
+{
+    static float row[20000];
+    static struct nextok_token_data o1[20000], o2[20000];
+    int fused = 0, runs = 0;
+    for (int rep = 0; rep < scale() + 8; rep++) {
+        const size_t V = 8 * (size_t)(int[]){1, 2, 9, 64, 300, 2500}[pick(6)];
+        for (size_t i = 0; i < V; i++) row[i] = (float[]){-1.0f, 1.0f, 0, 0, 0, 0, 0, 0}[i % 8];
+        for (size_t i = V - 1; i > 0; i--) { /* shuffle */
+            const size_t j = pick(i + 1);
+            const float t = row[i];
+            row[i] = row[j];
+            row[j] = t;
+        }
+        const int how = (int)pick(3);
+        if (how == 1)
+            for (int e = 0; e < 3; e++) {
+                const size_t i = pick(V);
+                if (row[i] == 0.0f) row[i] = (float[]){1e-30f, -1e-30f, 1e-7f, -1e-7f}[pick(4)];
+            }
+        if (how == 2) /* every zero at ±2^-30: inside the float sums' interval, outside the double one's */
+            for (size_t i = 0; i < V; i++)
+                if (row[i] == 0.0f) row[i] = pick(2) ? 0x1p-30f : -0x1p-30f;
+        struct nextok_chain_params cp = nextok_chain_default_params();
+        cp.n_vocab = (int32_t)V;
+        struct nextok_chain *fa = NULL, *pl = NULL;
+        CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+        struct nextok_sampler *s = NULL;
+        if (pick(3) == 0) {
+            struct nextok_logit_bias lb[2] = {{(int32_t)pick(V), pick(2) ? 0.5f : -INFINITY},
+                                              {(int32_t)pick(V), 0.0f}};
+            CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 2, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+        }
+        if (pick(2)) {
+            CHECK_OK(nextok_sampler_init_temp(&s, (float[]){0.5f, 0.8f, 1.0f, 2.0f}[pick(4)], NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+        }
+        CHECK_OK(nextok_sampler_init_top_n_sigma(&s, pick(4) ? 2.0f : 1.0f, NULL));
+        CHECK_OK(nextok_chain_add(fa, s));
+        CHECK_OK(nextok_sampler_init_dist(&s, 5 + (uint64_t)rep, NULL));
+        CHECK_OK(nextok_chain_add(fa, s));
+        CHECK_OK(nextok_chain_clone(fa, &pl));
+        nextok_chain_set_observer(pl, observe, NULL);
+        int32_t tok;
+        char what[64];
+        snprintf(what, sizeof what, "sigma straddle rep %d V %zu", rep, V);
+        compare_step(fa, pl, row, NEXTOK_DTYPE_F32, V, o1, o2, &tok, what);
+        runs++;
+        fused += nextok_chain_last_fused(fa);
+        nextok_chain_free(fa);
+        nextok_chain_free(pl);
+    }
+    printf("  %d straddling top-n-sigma rows, %d fused\n", runs, fused);
+    CHECK(fused > runs / 2);
+}
+
 int main(void)
 {
     RUN(test_fused_dense_dist);
@@ -473,5 +538,6 @@ int main(void)
     RUN(test_fused_random_configs);
     RUN(test_fused_manual_chains);
     RUN(test_fused_is_used);
+    RUN(test_fused_sigma_straddle);
     return harness_done();
 }

@@ -2,8 +2,9 @@
  * Every SIMD kernel against the scalar reference (src/sample/arch/kernels_ref.c)
  * on random and adversarial rows: ties, ±inf, NaN, denormals, ±0, all-equal,
  * lengths that are not a multiple of the vector width, all three dtypes.
- * Exact kernels must agree bit for bit (max by value: -0 == +0); the two
- * estimate kernels (sum_sq, exp_sum) within their documented error.
+ * Exact kernels must agree bit for bit (max by value: -0 == +0); the
+ * estimate kernels within their documented error (the sums of sum_sq and
+ * sum_sq_dbl against accurate sums, exp_sum against the reference).
  */
 #include "harness.h"
 #include "sample/arch/kernels.h"
@@ -198,22 +199,97 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
                   "%s mass_above kind %d dt %d n %zu", g_k->name, kind, dt, n);
     }
 
-    if (kind != RK_SPECIAL) {
+    { /* sum_sq: the max and the non-finite flag exactly (every row kind);
+       * the sums of finite rows within the kernel's documented error, K
+       * times the sum of the terms' magnitudes, K = (B + 2) 2^-24 + (n + 8)
+       * 2^-53, each (so twice that apart), plus n 2^-149 for the squares'
+       * underflow (denormal rows); the sums of rows whose values
+       * are not finite are not finite either */
         double s0, q0, s1, q1;
-        float div = (next_u64() & 1) ? 1.0f : 0.7f;
-        r->sum_sq(row, dt, n, div, 0.25, &s0, &q0);
-        g_k->sum_sq(row, dt, n, div, 0.25, &s1, &q1);
-        double scale = 1.0;
-        for (size_t i = 0; i < n; i++) scale += fabs((double)g_refrow[i] / div) + 0.25;
-        CHECK_MSG(fabs(s0 - s1) <= 1e-12 * scale && fabs(q0 - q1) <= 1e-12 * (q0 + 1.0) * 4,
-                  "%s sum_sq kind %d dt %d n %zu: %.17g %.17g vs %.17g %.17g", g_k->name, kind,
-                  dt, n, s0, q0, s1, q1);
+        const float div = (next_u64() & 1) ? 1.0f : 0.7f;
+        float center = (next_u64() & 1) ? 0.25f : (n ? g_refrow[0] / div : 0.0f);
+        if (!isfinite(center)) center = 0.0f;
+        int f0 = 0, f1 = 0;
+        const float x0 = r->sum_sq(row, dt, n, div, center, &f0, &s0, &q0);
+        const float x1 = g_k->sum_sq(row, dt, n, div, center, &f1, &s1, &q1);
+        CHECK_MSG(same_float(x0, m0) && same_float(x1, m0) && f0 == nf0 && f1 == nf0,
+                  "%s sum_sq max kind %d dt %d n %zu: %g/%d %g/%d vs %g/%d", g_k->name, kind, dt, n,
+                  (double)x0, f0, (double)x1, f1, (double)m0, nf0);
+        if (nf0) CHECK_MSG(!isfinite(q0) && !isfinite(q1), "%s sum_sq kind %d: finite sum", g_k->name, kind);
+        double sa = 0.0, qa = 0.0, ss = 0.0; /* Σ|d|, Σd², Σd (double: accurately enough) */
+        for (size_t i = 0; i < n && !nf0; i++) {
+            const double d = (double)(g_refrow[i] / div) - (double)center;
+            sa += fabs(d);
+            ss += d;
+            qa += d * d;
+        }
+        const double e = 2.0 * ((NEXTOK__SUMSQ_BLOCK + 2) * 0x1p-24 + (double)(n + 8) * 0x1p-53);
+        const double uf = (double)n * 0x1p-149 + 1e-300;
+        if (!nf0 && isfinite(qa) && qa < 1e38) {
+            if (isfinite(q0) && isfinite(q1))
+                CHECK_MSG(fabs(s0 - s1) <= e * sa + 1e-300 && fabs(q0 - q1) <= e * qa + 2 * uf &&
+                              fabs(s0 - ss) <= e * sa + 1e-300 && fabs(q0 - qa) <= e * qa + uf &&
+                              fabs(s1 - ss) <= e * sa + 1e-300 && fabs(q1 - qa) <= e * qa + uf,
+                          "%s sum_sq kind %d dt %d n %zu: %.17g %.17g vs %.17g %.17g", g_k->name, kind,
+                          dt, n, s0, q0, s1, q1);
+            else /* only a float partial of squares can overflow: both must */
+                CHECK_MSG(!isfinite(q0) && !isfinite(q1), "%s sum_sq kind %d dt %d n %zu: %.17g vs %.17g",
+                          g_k->name, kind, dt, n, q0, q1);
+        }
+    }
+    if (kind != RK_SPECIAL) { /* sum_sq_dbl: within (n + 8) 2^-53 of the magnitudes each */
+        double s0, q0, s1, q1, sa = 0.0, ss = 0.0, qa = 0.0;
+        const float div = (next_u64() & 1) ? 1.0f : 0.7f;
+        const double center = (next_u64() & 1) ? 0.25 : (n ? (double)g_refrow[n / 2] * 1.0000001 : 0.0);
+        r->sum_sq_dbl(row, dt, n, div, center, &s0, &q0);
+        g_k->sum_sq_dbl(row, dt, n, div, center, &s1, &q1);
+        for (size_t i = 0; i < n; i++) {
+            const long double d = (long double)(g_refrow[i] / div) - (long double)center;
+            sa += (double)fabsl(d);
+            ss += (double)d;
+            qa += (double)(d * d);
+        }
+        const double e = 2.0 * (double)(n + 8) * 0x1p-53, ua = (double)n * 0x1p-1074 + 1e-300;
+        CHECK_MSG(fabs(s0 - ss) <= e * sa + 1e-300 && fabs(s1 - ss) <= e * sa + 1e-300 &&
+                      fabs(q0 - qa) <= e * qa + ua && fabs(q1 - qa) <= e * qa + ua,
+                  "%s sum_sq_dbl kind %d dt %d n %zu: %.17g %.17g vs %.17g %.17g (%.17g %.17g)", g_k->name,
+                  kind, dt, n, s0, q0, s1, q1, ss, qa);
+    }
+    if (kind != RK_SPECIAL) {
         if (n > 0 && kind != RK_DENORMAL) {
             float mx = g_refrow[0];
             for (size_t i = 1; i < n; i++) mx = g_refrow[i] > mx ? g_refrow[i] : mx;
             double e0 = r->exp_sum(g_refrow, n, mx), e1 = g_k->exp_sum(g_refrow, n, mx);
             CHECK_MSG(fabs(e0 - e1) <= 2e-6 * e0, "%s exp_sum kind %d n %zu: %.17g vs %.17g",
                       g_k->name, kind, n, e0, e1);
+        }
+    }
+
+    { /* cands_ge on a compacted-like list: the row's values made finite
+       * (huge ones overflow the quotient and are clamped), ids descending */
+        static float cv[MAXN];
+        static int32_t ci[MAXN];
+        static struct nextok_token_data o0[MAXN + 1], o1[MAXN + 1];
+        for (size_t i = 0; i < n; i++) {
+            cv[i] = isfinite(g_refrow[i]) ? g_refrow[i] : (g_refrow[i] > 0 ? 3.4e38f : -3.4e38f);
+            ci[i] = (int32_t)(3 * (n - i)) + 1;
+        }
+        const float divs[4] = {1.0f, 0.7f, 1e-30f, 1.7f};
+        const float div = divs[next_u64() % 4];
+        const float ths[5] = {-INFINITY, 0.0f, n ? cv[next_u64() % n] / div : 1.0f, 3.40282347e38f, 1.25f};
+        for (int t = 0; t < 5; t++) {
+            memset(o0, 0x5a, sizeof o0);
+            memset(o1, 0x5a, sizeof o1);
+            const size_t k0 = r->cands_ge(ci, cv, n, div, ths[t], o0);
+            const size_t k1 = g_k->cands_ge(ci, cv, n, div, ths[t], o1);
+            size_t want = 0;
+            for (size_t i = 0; i < n; i++) {
+                const float v = div == 1.0f ? cv[i] : nextok__sat(cv[i] / div);
+                want += v >= ths[t];
+            }
+            CHECK_MSG(k0 == want && k1 == k0 && memcmp(o0, o1, (k0 + 1) * sizeof *o0) == 0,
+                      "%s cands_ge kind %d dt %d n %zu div %g thr %g: %zu %zu (want %zu)", g_k->name,
+                      kind, dt, n, (double)div, (double)ths[t], k0, k1, want);
         }
     }
 

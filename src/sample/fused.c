@@ -701,9 +701,14 @@ static bool fuse_min_p(struct nextok_chain *c, struct run *r, const struct nexto
 {
     if (!collected && !collect_top(r, 1)) return false;
     const double thr = (double)processed_max(r) + log((double)p->p);
-    const float tau = preimage(float_ceil(thr), r->t);
+    const float thf = float_ceil(thr); /* for a float v: (double)v >= thr iff v >= thf */
+    const float tau = preimage(thf, r->t);
     if (tau < r->tau && !compact(r, tau)) return false;
-    size_t n = emit_ge(c, r, thr);
+    /* without overrides the compacted set alone, in id order: its records
+     * in one SIMD pass (flat rows keep thousands: 4 % of a 128k row at p =
+     * 0.05), the same P and the same test ((double)v >= thr iff v >= thf) */
+    const size_t n = r->f->n_ov == 0 ? r->k->cands_ge(r->f->cids, r->f->cvals, r->nc, r->t, thf, c->work)
+                                     : emit_ge(c, r, thr);
     size_t mk = p->min_keep ? p->min_keep : 1;
     if (mk > r->n_set) mk = r->n_set;
     if (n < mk && n < r->n_set) return fuse_top_k(c, r, mk, false);
@@ -756,78 +761,180 @@ static double exact_sigma(const struct run *r)
     return 0.0;
 }
 
-/* Row sums of (P(x) - center) and their squares over the current set: the
- * SIMD estimate over the whole row, corrected for touched ids (their row
- * terms out, their overrides in). */
-static void set_sums(const struct run *r, size_t n_touched, double center, double *s, double *q)
+/* A center for the σ sums: the mean of v = x / t over a strided sample of
+ * the row (the 16 runs of 32 elements guess_tau reads; every element of a
+ * short row), finite quotients only, as a float; 0 when there is none. Any
+ * finite center is correct (sigma_bounds holds for every center); one near
+ * the mean keeps Σ(v - c)² near n σ², which keeps the bound tight. */
+static float sigma_center(const struct run *r)
 {
-    const struct nextok__fused *f = r->f;
-    r->k->sum_sq(r->row, r->dt, r->V, r->t, center, s, q);
-    for (size_t j = 0; j < n_touched; j++) {
-        double d = (double)(nextok__row_get(r->row, r->dt, (size_t)f->touched[j]) / r->t) - center;
-        *s -= d;
-        *q -= d * d;
-    }
-    for (size_t j = 0; j < f->n_ov; j++) {
-        double d = (double)P(f->ov[j].logit, r->t) - center;
-        *s += d;
-        *q += d * d;
-    }
+    const size_t runs = r->V <= SAMPLE_N ? 1 : SAMPLE_N / 32;
+    const size_t len = r->V <= SAMPLE_N ? r->V : 32, gap = r->V / runs;
+    double acc = 0.0;
+    size_t ns = 0;
+    for (size_t b = 0; b < runs; b++)
+        for (size_t i = b * gap; i < b * gap + len; i++) {
+            const float v = nextok__row_get(r->row, r->dt, i) / r->t;
+            if (!isfinite(v)) continue;
+            acc += v;
+            ns++;
+        }
+    const float c = ns ? (float)(acc / (double)ns) : 0.0f;
+    return isfinite(c) ? c : 0.0f;
 }
 
 /*
- * σ estimate and a bound on |σ_chain - σ_est|. The chain sums sequentially in
- * double: |mean_c - mean| <= (n + 2) u A with A = mean |v| <= sqrt(Σv²/n), and
- * var_c = Σ(v - mean_c)²/n = (var + (mean - mean_c)²)(1 ± (n + 4) u). The
- * estimate (two passes, centred) obeys the same bounds, so twice them (and a
- * factor 2 of margin) bounds the difference. u = 2^-53.
+ * Bounds lo <= σ_chain <= hi from ONE pass of centred sums.
+ *
+ * The set's values v_i (floats, exact in double; the chain's processed
+ * logits), n = |set|, mean μ, σ² = Σ(v - μ)²/n. For any center c the identity
+ *     σ² = Qe/n - (Se/n)²,   Se = Σ(v - c),  Qe = Σ(v - c)²
+ * holds exactly. The kernel (sum_sq) returns the sums over the whole row;
+ * the touched ids' row terms are subtracted and the overrides' terms added
+ * in double (exact in real arithmetic: the set is the untouched ids plus
+ * the overrides), N = V + touched + overrides terms in all. Each kernel term
+ * d = fl32(v - c) is within 2^-24 |v - c|, its square is added by an fma into
+ * a float partial of at most B = NEXTOK__SUMSQ_BLOCK terms (at most B - 1
+ * more roundings of 2^-24 on it), the partials are widened exactly and
+ * added in double with the correction terms (at most N + 8 roundings of u =
+ * 2^-53, the double corrections' own roundings included). Hence
+ *     |Q - Qe| <= K T + N 2^-149,  |S - Se| <= K Σ|v - c| <= K sqrt(N T),
+ *     K = (B + 2) 2^-24 + (N + 8) u
+ * (the N 2^-149: a float square or partial that underflows into the
+ * subnormals is off by up to 2^-150 per rounding, not relatively; a sum or
+ * difference that is subnormal is exact),
+ * T = the sum of every term's square (computed; K < 2e-6, so T's own error
+ * is inside the factor-2 margin below). With M = Q/n, s = S/n and var = M -
+ * s² (a few more roundings of u):
+ *     |var - σ²| <= E = (K T + N 2^-149)/n + e_s (2|s| + e_s) + 4u (M + s²),
+ *     e_s = K sqrt(N T)/n + u|s|.
+ * The chain (top_n_sigma.c) sums in double, in id order: its mean has
+ * |mean_c - μ| <= e_m = (n + 2) u A with A = Σ|v|/n <= |c| + sqrt(Qe/n), and
+ * var_c = Σ fl(v - mean_c)²/n = (σ² + (μ - mean_c)²)(1 ± (n + 4) u). So
+ *     var_c in [(var - E)(1 - (n+4)u), (var + E + e_m²)(1 + (n+4)u)];
+ * every error term is doubled below as margin, and the square roots get
+ * (1 ± 8u). The float partials make σ known to about 1e-6 relative (about
+ * n σ 1e-6 on the threshold): a candidate inside that interval is rare (for
+ * n = 2 on a Gaussian 128k row about 2 %), and then fuse_sigma sums again
+ * with every term in double (sum_sq_dbl: kf = 0, the underflow term 2^-1074
+ * instead of 2^-149, the same argument), about 1e-13 relative; only a
+ * candidate inside that interval too needs the exact σ. kf = the float
+ * part of K ((B + 2) 2^-24, or 0), ua = the underflow unit. A center far from μ only widens E
+ * (cancellation); a non-finite sum (a quotient, a difference or a partial
+ * overflowed) returns false: exact σ.
  */
-static bool sigma_bounds(const struct run *r, size_t n_touched, double *lo, double *hi)
+static bool sigma_bounds(const struct run *r, size_t n_touched, double c, double s_row, double q_row,
+                         double kf, double ua, double *lo, double *hi)
 {
+    const struct nextok__fused *f = r->f;
     const double n = (double)r->n_set, u = 0x1p-53;
-    double s0, q0, s1, q1;
-    set_sums(r, n_touched, 0.0, &s0, &q0);
-    const double mean = s0 / n;
-    set_sums(r, n_touched, mean, &s1, &q1);
-    if (!isfinite(q0) || !isfinite(q1)) return false;
-    double var = q1 / n - (s1 / n) * (s1 / n);
-    if (var < 0.0) var = 0.0;
-    const double em = 2.0 * (n + 2.0) * u * sqrt(q0 / n) + u * fabs(mean);
-    const double dv = 4.0 * ((n + 4.0) * u * var + em * em) + 4.0 * em * sqrt(var) + 1e-300;
-    *lo = sqrt(var - dv > 0.0 ? var - dv : 0.0) * (1.0 - 8.0 * u);
-    *hi = sqrt(var + dv) * (1.0 + 8.0 * u);
+    double s = s_row, q = q_row, T = q_row;
+    for (size_t j = 0; j < n_touched; j++) {
+        const double d = (double)(nextok__row_get(r->row, r->dt, (size_t)f->touched[j]) / r->t) - c;
+        s -= d;
+        q -= d * d;
+        T += d * d;
+    }
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const double d = (double)P(f->ov[j].logit, r->t) - c;
+        s += d;
+        q += d * d;
+        T += d * d;
+    }
+    if (!isfinite(s) || !isfinite(q) || !isfinite(T)) return false;
+    const double N = (double)(r->V + n_touched + f->n_ov);
+    const double K = kf + (N + 8.0) * u;
+    const double M = q / n, sm = s / n;
+    const double es = K * sqrt(N * T) / n + u * fabs(sm);
+    const double E = (K * T + N * ua) / n + es * (2.0 * fabs(sm) + es) + 4.0 * u * (M + sm * sm);
+    const double A = fabs(c) + sqrt((M > 0.0 ? M : 0.0) + (K * T + N * ua) / n);
+    const double em = (n + 2.0) * u * A;
+    const double var = M - sm * sm, g = 2.0 * (n + 4.0) * u;
+    const double vlo = (var - 2.0 * E) * (1.0 - g);
+    const double vhi = (var + 2.0 * E + 4.0 * em * em) * (1.0 + g) + 1e-300;
+    if (!isfinite(vhi)) return false;
+    *lo = sqrt(vlo > 0.0 ? vlo : 0.0) * (1.0 - 8.0 * u);
+    *hi = sqrt(vhi) * (1.0 + 8.0 * u);
     return true;
 }
 
-static bool sigma_threshold(const struct run *r, size_t n_touched, double nsig, float m,
-                            double *tlo, double *thi)
+/* The chain computes thr = fl(m - fl(n σ_c)) in double: within 2^-50 of
+ * (|m| + n σ) of the real value for any σ_c in [lo, hi]. */
+static void sigma_threshold(double nsig, float m, double slo, double shi, double *tlo, double *thi)
 {
-    double slo, shi;
-    if (!sigma_bounds(r, n_touched, &slo, &shi)) return false;
     const double ulp = (fabs((double)m) + nsig * shi) * 0x1p-50;
     *tlo = (double)m - nsig * shi - ulp;
     *thi = (double)m - nsig * slo + ulp;
-    return true;
 }
 
-/* top-n-sigma: keep (double)l >= max - n σ (stable filter). The threshold is
- * only known within [tlo, thi]; the decision is the chain's whenever no
- * candidate value lies in that interval (for floats: unless a value v has
- * tlo <= v < thi). Otherwise σ is recomputed exactly as the chain does it. */
+/* top-n-sigma: keep (double)l >= max - n σ (stable filter). One row pass
+ * gives the row's maximum and the centred sums (sigma_bounds); the chain's
+ * threshold is then known within [tlo, thi], and the decision is the chain's
+ * whenever no candidate value lies in that interval (for floats: unless a
+ * value v has tlo <= v < thi); one compaction at tlo collects the survivors.
+ * Otherwise the interval is narrowed by a second pass in double, and if a
+ * candidate is still inside it, σ is recomputed exactly as the chain does it
+ * (exact_sigma). */
 static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nextok__p_sigma *p,
                        size_t n_touched)
 {
-    if (!collect_top(r, 1)) return false;
-    const float m = processed_max(r);
+    const struct nextok__fused *f = r->f;
+    const float center = sigma_center(r);
+    int nf = 0;
+    double s_row = 0.0, q_row = 0.0;
+    const float mx = r->k->sum_sq(r->row, r->dt, r->V, r->t, center, &nf, &s_row, &q_row);
+    if (nf) return false;
+    /* the chain's m, as dense_max: P of the row maximum unless a touched id
+     * holds it (its override may be lower, or it may be removed) */
+    bool touched_max = false;
+    for (size_t j = 0; j < n_touched && !touched_max; j++)
+        touched_max = nextok__row_get(r->row, r->dt, (size_t)f->touched[j]) == mx;
+    float m;
+    r->nc = 0;
+    r->tau = INFINITY; /* nothing compacted yet */
+    if (touched_max) {
+        if (!collect_top(r, 1)) return false;
+        m = processed_max(r);
+    } else {
+        m = P(mx, r->t);
+        for (size_t j = 0; j < f->n_ov; j++) m = fmaxf(m, P(f->ov[j].logit, r->t));
+    }
     const double nsig = (double)p->n;
-    double tlo, thi;
-    bool exact = !sigma_threshold(r, n_touched, nsig, m, &tlo, &thi);
+    double slo, shi;
+    bool exact = !sigma_bounds(r, n_touched, (double)center, s_row, q_row,
+                               (NEXTOK__SUMSQ_BLOCK + 2) * 0x1p-24, 0x1p-149, &slo, &shi);
     if (!exact) {
-        const float tau = preimage(float_ceil(tlo), r->t);
+        double tlo, thi;
+        sigma_threshold(nsig, m, slo, shi, &tlo, &thi);
+        const float tlf = float_ceil(tlo); /* for a float v: (double)v >= tlo iff v >= tlf */
+        const float tau = preimage(tlf, r->t);
         if (tau < r->tau && !compact(r, tau)) return false;
-        size_t n = emit_ge(c, r, tlo);
+        size_t n = f->n_ov == 0 ? r->k->cands_ge(f->cids, f->cvals, r->nc, r->t, tlf, c->work)
+                                : emit_ge(c, r, tlo);
         for (size_t i = 0; i < n && !exact; i++)
             exact = (double)c->work[i].logit < thi;
+        if (exact) {
+            /* a candidate in [tlo, thi): the sums again, every term in
+             * double; both intervals hold the chain's threshold, so their
+             * intersection does, and work holds every candidate >= tlo */
+            double s2 = 0.0, q2 = 0.0, lo2, hi2;
+            r->k->sum_sq_dbl(r->row, r->dt, r->V, r->t, (double)center, &s2, &q2);
+            if (sigma_bounds(r, n_touched, (double)center, s2, q2, 0.0, 0x1p-1074, &lo2, &hi2)) {
+                double tlo2, thi2;
+                sigma_threshold(nsig, m, lo2, hi2, &tlo2, &thi2);
+                tlo = tlo2 > tlo ? tlo2 : tlo;
+                thi = thi2 < thi ? thi2 : thi;
+                size_t j = 0;
+                exact = false;
+                for (size_t i = 0; i < n; i++) {
+                    const double v = (double)c->work[i].logit;
+                    if (!(v >= tlo)) continue;
+                    exact |= v < thi;
+                    c->work[j++] = c->work[i];
+                }
+                n = j;
+            }
+        }
         if (!exact) {
             set_last(c, n, false);
             return true;

@@ -6,8 +6,9 @@
  * Every kernel reads a row of n elements of dtype "as it is": f16/bf16 are
  * widened exactly in registers, never converted into a buffer. Every kernel
  * gives bit-identical results to the reference (tests/test_simd.c), except
- * sum_sq and exp_sum, whose results are sums in a different order and are
- * only used with an error bound (they never decide a token on their own).
+ * the sums of sum_sq, sum_sq_dbl and exp_sum, which are added in a different
+ * order and are only used with an error bound (they never decide a token on
+ * their own; sum_sq's maximum and non-finite flag are exact).
  *
  * "Non-finite" means NaN or ±inf; kernels that scan a row report whether they
  * saw one so the caller can hand such rows to the plain chain.
@@ -48,16 +49,44 @@ struct nextok__kernels {
     size_t (*compact_ge)(const void *row, enum nextok_dtype dt, size_t n, float thr,
                          int32_t base, int32_t *ids, float *vals, size_t cap, int *nonfinite);
 
+    /* Candidates from a compacted set: for i < n, v = vals[i] (div == 1) or
+     * sat(vals[i] / div) in float (the temperature stage's value: one IEEE
+     * division, then ±inf clamped to ±FLT_MAX); those with v >= thr (float
+     * compare) are written in order as out[k++] = {ids[i], v, 0}. Returns k.
+     * Bit-identical in every ISA. */
+    size_t (*cands_ge)(const int32_t *ids, const float *vals, size_t n, float div, float thr,
+                       struct nextok_token_data *out);
+
     /* Histogram of the order-preserving key (nextok__fkey) of elements x >= lo:
      * bin min((key(x) - key(lo)) >> shift, nbins - 1) += 1. bins not cleared. */
     void (*histogram)(const void *row, enum nextok_dtype dt, size_t n, float lo,
                       unsigned shift, uint32_t *bins, unsigned nbins);
 
-    /* With v = x / div in float (div > 0; as the temperature stage computes
-     * it): sum of (v - center) and of (v - center)^2 in double (order
-     * unspecified: an estimate, used with an error bound). */
-    void (*sum_sq)(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
-                   double *sum, double *sumsq);
+    /* One pass for top-n-sigma: returns the largest element and sets
+     * *nonfinite exactly as max does; and, with v = x / div in float (div >
+     * 0; x itself when div == 1; not saturated) and d = v - center in float
+     * (one rounding), the sums of d and of d * d (an estimate: order
+     * unspecified, used with an error bound). Every version adds d and d * d
+     * (fma: one rounding) into float partial sums of at most
+     * NEXTOK__SUMSQ_BLOCK terms each, widens those to double and adds them in
+     * double; so each computed sum is within ((B + 2) 2^-24 + (n + 8)
+     * 2^-53) of the sum of its terms' magnitudes (B = NEXTOK__SUMSQ_BLOCK),
+     * Σ|v - center| and Σ(v - center)² (fused.c, sigma_bounds), plus n
+     * 2^-149 for the sum of squares (a square or partial that underflows to
+     * a float subnormal is off by up to 2^-150 per rounding; sums and
+     * differences that are subnormal are exact). A non-finite
+     * element makes *sumsq non-finite (inf or NaN); so can a finite row
+     * whose quotients or squares overflow. */
+    float (*sum_sq)(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
+                    int *nonfinite, double *sum, double *sumsq);
+
+    /* The same sums with every term in double (top-n-sigma's tight second
+     * try): d = (double)v - center (one rounding), d and d * d added in
+     * double lanes (order unspecified); each sum within (n + 8) 2^-53 of
+     * the sum of its terms' magnitudes (plus n 2^-1074 for underflowing
+     * squares). No max, no non-finite flag: sum_sq gave those. */
+    void (*sum_sq_dbl)(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
+                       double *sum, double *sumsq);
 
     /* Approximate sum of exp(x_i - m) over f32 x, x_i <= m (relative error of
      * each term below 2^-20; order unspecified). For estimates only. */
@@ -124,6 +153,9 @@ const struct nextok__kernels *nextok__kernels(void);
 const struct nextok__kernels *nextok__kernels_ref(void);
 const struct nextok__kernels *nextok__kernels_avx2(void);
 const struct nextok__kernels *nextok__kernels_avx512(void);
+
+/* Most terms in one float partial sum of the sum_sq kernel. */
+#define NEXTOK__SUMSQ_BLOCK 16
 
 /* Order-preserving key of a float: a < b (as floats, not NaN) iff key(a) < key(b);
  * -0 and +0 get adjacent keys (key(-0) + 1 == key(+0)). */

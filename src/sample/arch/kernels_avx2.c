@@ -194,6 +194,40 @@ static size_t avx2_compact_ge(const void *row, enum nextok_dtype dt, size_t n, f
     return BY_DTYPE(compact_impl, dt, row, n, thr, base, ids, vals, cap, nonfinite);
 }
 
+/* Candidates: the quotients and the compare 8 at a time, the records
+ * written one per set bit. */
+static size_t avx2_cands_ge(const int32_t *ids, const float *vals, size_t n, float div, float thr,
+                            struct nextok_token_data *out)
+{
+    const __m256 dv = _mm256_set1_ps(div), t = _mm256_set1_ps(thr);
+    const __m256 hi = _mm256_set1_ps(3.40282347e38f), lo = _mm256_set1_ps(-3.40282347e38f);
+    size_t k = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(vals + i);
+        if (div != 1.0f) /* finite quotients pass min/max unchanged; ±inf clamp */
+            v = _mm256_max_ps(_mm256_min_ps(_mm256_div_ps(v, dv), hi), lo);
+        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(v, t, _CMP_GE_OQ));
+        if (!m) continue;
+        float vb[8];
+        _mm256_storeu_ps(vb, v);
+        while (m) {
+            const unsigned j = (unsigned)__builtin_ctz(m);
+            out[k++] = (struct nextok_token_data){ids[i + j], vb[j], 0.0f};
+            m &= m - 1;
+        }
+    }
+    for (; i < n; i++) {
+        float v = vals[i];
+        if (div != 1.0f) {
+            v = v / div;
+            if (v > 3.40282347e38f) v = 3.40282347e38f;
+            if (v < -3.40282347e38f) v = -3.40282347e38f;
+        }
+        if (v >= thr) out[k++] = (struct nextok_token_data){ids[i], v, 0.0f};
+    }
+    return k;
+}
+
 /* ---- histogram -------------------------------------------------------------- */
 
 AI int hist_impl(enum nextok_dtype dt, const void *row, size_t n, float lo, unsigned shift,
@@ -237,7 +271,78 @@ static void avx2_histogram(const void *row, enum nextok_dtype dt, size_t n, floa
 
 /* ---- sum / sum of squares (estimate) ---------------------------------------- */
 
-AI int sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
+/* Chunks of 128 elements: two streams of 8 lanes, each lane a float partial
+ * of 8 terms, added (at most 9 float roundings per term, within
+ * NEXTOK__SUMSQ_BLOCK) and widened to double; the n % 128 tail as the
+ * reference does it (partials of 16 consecutive elements). A NaN or ±inf
+ * makes the sum of squares non-finite; only then is the row scanned again
+ * for the flag. */
+AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float center,
+                    int *nonfinite, double *sum, double *sumsq)
+{
+    const __m256 dv = _mm256_set1_ps(div), c = _mm256_set1_ps(center), zero = _mm256_setzero_ps();
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        __m256 sa = zero, sb = zero, qa = zero, qb = zero;
+        for (size_t j = i; j < i + 128; j += 16) {
+            __m256 va = load8(row, dt, j), vb = load8(row, dt, j + 8);
+            m0 = _mm256_max_ps(va, m0);
+            m1 = _mm256_max_ps(vb, m1);
+            if (div != 1.0f) {
+                va = _mm256_div_ps(va, dv);
+                vb = _mm256_div_ps(vb, dv);
+            }
+            va = _mm256_sub_ps(va, c);
+            vb = _mm256_sub_ps(vb, c);
+            sa = _mm256_add_ps(sa, va);
+            sb = _mm256_add_ps(sb, vb);
+            qa = _mm256_fmadd_ps(va, va, qa);
+            qb = _mm256_fmadd_ps(vb, vb, qb);
+        }
+        const __m256 fs = _mm256_add_ps(sa, sb), fq = _mm256_add_ps(qa, qb);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(fs)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(fs, 1)));
+        q0 = _mm256_add_pd(q0, _mm256_cvtps_pd(_mm256_castps256_ps128(fq)));
+        q1 = _mm256_add_pd(q1, _mm256_cvtps_pd(_mm256_extractf128_ps(fq, 1)));
+    }
+    double sb[4], qb[4];
+    _mm256_storeu_pd(sb, _mm256_add_pd(s0, s1));
+    _mm256_storeu_pd(qb, _mm256_add_pd(q0, q1));
+    double s = (sb[0] + sb[1]) + (sb[2] + sb[3]), q = (qb[0] + qb[1]) + (qb[2] + qb[3]);
+    float m = hmax8(_mm256_max_ps(m0, m1));
+    for (; i < n; i += NEXTOK__SUMSQ_BLOCK) {
+        float fs = 0.0f, fq = 0.0f;
+        for (size_t j = i; j < n && j < i + NEXTOK__SUMSQ_BLOCK; j++) {
+            const float x = ld1(row, dt, j);
+            if (x > m) m = x;
+            const float d = x / div - center;
+            fs += d;
+            fq = fmaf(d, d, fq);
+        }
+        s += fs;
+        q += fq;
+    }
+    *sum = s;
+    *sumsq = q;
+    if (!isfinite(q)) { /* a NaN or ±inf, or an overflow: which one */
+        int nf = 0;
+        (void)max_impl(dt, row, n, &nf, NULL);
+        *nonfinite |= nf;
+    }
+    return m;
+}
+
+static float avx2_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
+                         int *nonfinite, double *sum, double *sumsq)
+{
+    return BY_DTYPE(sumsq_impl, dt, row, n, div, center, nonfinite, sum, sumsq);
+}
+
+/* The tight fallback (sum_sq_dbl): every term in double, as before the
+ * float partials. */
+AI int sumsq_dbl_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
                   double *sum, double *sumsq)
 {
     const __m256 dv = _mm256_set1_ps(div);
@@ -267,10 +372,10 @@ AI int sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, do
     return 0;
 }
 
-static void avx2_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
+static void avx2_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
                         double *sum, double *sumsq)
 {
-    (void)BY_DTYPE(sumsq_impl, dt, row, n, div, center, sum, sumsq);
+    (void)BY_DTYPE(sumsq_dbl_impl, dt, row, n, div, center, sum, sumsq);
 }
 
 /* ---- exp sum (estimate) ----------------------------------------------------- */
@@ -477,8 +582,10 @@ static const struct nextok__kernels avx2_table = {
     .max_abs = avx2_max_abs,
     .count_ge = avx2_count_ge,
     .compact_ge = avx2_compact_ge,
+    .cands_ge = avx2_cands_ge,
     .histogram = avx2_histogram,
     .sum_sq = avx2_sum_sq,
+    .sum_sq_dbl = avx2_sum_sq_dbl,
     .exp_sum = avx2_exp_sum,
     .widen = avx2_widen,
     .weights = avx2_weights,

@@ -173,6 +173,44 @@ static size_t avx512_compact_ge(const void *row, enum nextok_dtype dt, size_t n,
     return BY_DTYPE(compact_impl, dt, row, n, thr, base, ids, vals, cap, nonfinite);
 }
 
+/* Candidates, 16 at a time: quotients (clamped with min/max, which leave
+ * finite values alone and map ±inf to ±FLT_MAX), the compare, both lists
+ * compressed in registers and interleaved into {id, v, 0} records by three
+ * two-source permutes; masked stores write exactly the 3 * count words. */
+static size_t avx512_cands_ge(const int32_t *ids, const float *vals, size_t n, float div, float thr,
+                              struct nextok_token_data *out)
+{
+    const __m512 dv = _mm512_set1_ps(div), t = _mm512_set1_ps(thr);
+    const __m512 hi = _mm512_set1_ps(3.40282347e38f), lo = _mm512_set1_ps(-3.40282347e38f);
+    /* output word w = 3 j + f of record j: f = 0 the id (source a, lane j),
+     * f = 1 the value (source b: 16 + j), f = 2 zero (masked off) */
+    const __m512i p0 = _mm512_setr_epi32(0, 16, 0, 1, 17, 0, 2, 18, 0, 3, 19, 0, 4, 20, 0, 5);
+    const __m512i p1 = _mm512_setr_epi32(21, 0, 6, 22, 0, 7, 23, 0, 8, 24, 0, 9, 25, 0, 10, 26);
+    const __m512i p2 = _mm512_setr_epi32(0, 11, 27, 0, 12, 28, 0, 13, 29, 0, 14, 30, 0, 15, 31, 0);
+    const __mmask16 z0 = 0xB6DB, z1 = 0xDB6D, z2 = 0x6DB6; /* words with f != 2 */
+    int32_t *o = (int32_t *)out;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 tm = tail_mask(n - i);
+        __m512 v = _mm512_maskz_loadu_ps(tm, vals + i);
+        if (div != 1.0f) v = _mm512_max_ps(_mm512_min_ps(_mm512_div_ps(v, dv), hi), lo);
+        const __mmask16 m = _mm512_mask_cmp_ps_mask(tm, v, t, _CMP_GE_OQ);
+        if (!m) continue;
+        const __m512i ci = _mm512_maskz_compress_epi32(m, _mm512_maskz_loadu_epi32(tm, ids + i));
+        const __m512i cv = _mm512_castps_si512(_mm512_maskz_compress_ps(m, v));
+        const unsigned cnt = (unsigned)__builtin_popcount(m), words = 3 * cnt;
+        const __mmask16 w0 = (__mmask16)(words >= 16 ? 0xffff : (1u << words) - 1u);
+        const __mmask16 w1 = (__mmask16)(words >= 32 ? 0xffff : words <= 16 ? 0 : (1u << (words - 16)) - 1u);
+        const __mmask16 w2 = (__mmask16)(words <= 32 ? 0 : (1u << (words - 32)) - 1u);
+        int32_t *d = o + 3 * k;
+        _mm512_mask_storeu_epi32(d, w0, _mm512_maskz_permutex2var_epi32(z0, ci, p0, cv));
+        _mm512_mask_storeu_epi32(d + 16, w1, _mm512_maskz_permutex2var_epi32(z1, ci, p1, cv));
+        _mm512_mask_storeu_epi32(d + 32, w2, _mm512_maskz_permutex2var_epi32(z2, ci, p2, cv));
+        k += cnt;
+    }
+    return k;
+}
+
 /* ---- histogram -------------------------------------------------------------- */
 
 AI int hist_impl(enum nextok_dtype dt, const void *row, size_t n, float lo, unsigned shift,
@@ -212,7 +250,86 @@ static void avx512_histogram(const void *row, enum nextok_dtype dt, size_t n, fl
 
 /* ---- sum / sum of squares (estimate) ---------------------------------------- */
 
-AI int sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
+/* Chunks of 512 elements: four streams of 16 lanes, each lane a float
+ * partial of 8 terms; the streams are added as (a + b) + (c + d) (so each
+ * term sees at most 10 float roundings, within NEXTOK__SUMSQ_BLOCK), then
+ * widened to double. The tail: one float term per partial. The non-finite
+ * flag costs nothing per element: a NaN or ±inf makes the sum of squares
+ * non-finite, and only then is the row scanned again for it. */
+AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float center,
+                    int *nonfinite, double *sum, double *sumsq)
+{
+    const __m512 dv = _mm512_set1_ps(div), c = _mm512_set1_ps(center);
+    const __m512 ninf = _mm512_set1_ps(-INFINITY), zero = _mm512_setzero_ps();
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+    __m512 m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+    size_t i = 0;
+    for (; i + 512 <= n; i += 512) {
+        __m512 sa = zero, sb = zero, sc = zero, sd = zero, qa = zero, qb = zero, qc = zero, qd = zero;
+        for (size_t j = i; j < i + 512; j += 64) {
+            __m512 va = load16(row, dt, j, 0xffff), vb = load16(row, dt, j + 16, 0xffff);
+            __m512 vc = load16(row, dt, j + 32, 0xffff), vd = load16(row, dt, j + 48, 0xffff);
+            m0 = _mm512_max_ps(va, m0);
+            m1 = _mm512_max_ps(vb, m1);
+            m2 = _mm512_max_ps(vc, m2);
+            m3 = _mm512_max_ps(vd, m3);
+            if (div != 1.0f) {
+                va = _mm512_div_ps(va, dv);
+                vb = _mm512_div_ps(vb, dv);
+                vc = _mm512_div_ps(vc, dv);
+                vd = _mm512_div_ps(vd, dv);
+            }
+            va = _mm512_sub_ps(va, c);
+            vb = _mm512_sub_ps(vb, c);
+            vc = _mm512_sub_ps(vc, c);
+            vd = _mm512_sub_ps(vd, c);
+            sa = _mm512_add_ps(sa, va);
+            sb = _mm512_add_ps(sb, vb);
+            sc = _mm512_add_ps(sc, vc);
+            sd = _mm512_add_ps(sd, vd);
+            qa = _mm512_fmadd_ps(va, va, qa);
+            qb = _mm512_fmadd_ps(vb, vb, qb);
+            qc = _mm512_fmadd_ps(vc, vc, qc);
+            qd = _mm512_fmadd_ps(vd, vd, qd);
+        }
+        const __m512 fs = _mm512_add_ps(_mm512_add_ps(sa, sb), _mm512_add_ps(sc, sd));
+        const __m512 fq = _mm512_add_ps(_mm512_add_ps(qa, qb), _mm512_add_ps(qc, qd));
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(fs)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(fs, 1)));
+        q0 = _mm512_add_pd(q0, _mm512_cvtps_pd(_mm512_castps512_ps256(fq)));
+        q1 = _mm512_add_pd(q1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(fq, 1)));
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 k = tail_mask(n - i);
+        __m512 v = load16(row, dt, i, k);
+        m0 = _mm512_max_ps(v, m0);
+        if (div != 1.0f) v = _mm512_div_ps(v, dv);
+        v = _mm512_maskz_sub_ps(k, v, c); /* the -inf padding counts as 0 */
+        const __m512 fq = _mm512_mul_ps(v, v);
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+        q0 = _mm512_add_pd(q0, _mm512_cvtps_pd(_mm512_castps512_ps256(fq)));
+        q1 = _mm512_add_pd(q1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(fq, 1)));
+    }
+    *sum = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    *sumsq = _mm512_reduce_add_pd(_mm512_add_pd(q0, q1));
+    if (!isfinite(*sumsq)) { /* a NaN or ±inf, or an overflow: which one */
+        int nf = 0;
+        (void)max_impl(dt, row, n, &nf, NULL);
+        *nonfinite |= nf;
+    }
+    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
+}
+
+static float avx512_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
+                           int *nonfinite, double *sum, double *sumsq)
+{
+    return BY_DTYPE(sumsq_impl, dt, row, n, div, center, nonfinite, sum, sumsq);
+}
+
+/* The tight fallback (sum_sq_dbl): every term in double, as before the
+ * float partials. */
+AI int sumsq_dbl_impl(enum nextok_dtype dt, const void *row, size_t n, float div, double center,
                   double *sum, double *sumsq)
 {
     const __m512 dv = _mm512_set1_ps(div);
@@ -263,10 +380,10 @@ AI int sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, do
     return 0;
 }
 
-static void avx512_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div,
+static void avx512_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, float div,
                           double center, double *sum, double *sumsq)
 {
-    (void)BY_DTYPE(sumsq_impl, dt, row, n, div, center, sum, sumsq);
+    (void)BY_DTYPE(sumsq_dbl_impl, dt, row, n, div, center, sum, sumsq);
 }
 
 /* ---- exp sum (estimate): same polynomial as the AVX2 kernel ------------------ */
@@ -561,8 +678,10 @@ static const struct nextok__kernels avx512_table = {
     .max_abs = avx512_max_abs,
     .count_ge = avx512_count_ge,
     .compact_ge = avx512_compact_ge,
+    .cands_ge = avx512_cands_ge,
     .histogram = avx512_histogram,
     .sum_sq = avx512_sum_sq,
+    .sum_sq_dbl = avx512_sum_sq_dbl,
     .exp_sum = avx512_exp_sum,
     .widen = avx512_widen,
     .weights = avx512_weights,

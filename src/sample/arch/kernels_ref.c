@@ -84,6 +84,22 @@ static size_t ref_compact_ge(const void *row, enum nextok_dtype dt, size_t n, fl
     return c;
 }
 
+static size_t ref_cands_ge(const int32_t *ids, const float *vals, size_t n, float div, float thr,
+                           struct nextok_token_data *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v = vals[i];
+        if (div != 1.0f) {
+            v = v / div; /* saturate as temp.c does (nextok__sat) */
+            if (v > 3.40282347e38f) v = 3.40282347e38f;
+            if (v < -3.40282347e38f) v = -3.40282347e38f;
+        }
+        if (v >= thr) out[k++] = (struct nextok_token_data){ids[i], v, 0.0f};
+    }
+    return k;
+}
+
 static void ref_histogram(const void *row, enum nextok_dtype dt, size_t n, float lo,
                           unsigned shift, uint32_t *bins, unsigned nbins)
 {
@@ -96,8 +112,29 @@ static void ref_histogram(const void *row, enum nextok_dtype dt, size_t n, float
     }
 }
 
-static void ref_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div,
-                       double center, double *sum, double *sumsq)
+/* Float partial sums of 16 consecutive elements (NEXTOK__SUMSQ_BLOCK),
+ * widened and added in double. */
+static float ref_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
+                        int *nonfinite, double *sum, double *sumsq)
+{
+    double s = 0.0, q = 0.0;
+    for (size_t i = 0; i < n; i += NEXTOK__SUMSQ_BLOCK) {
+        float fs = 0.0f, fq = 0.0f;
+        for (size_t j = i; j < n && j < i + NEXTOK__SUMSQ_BLOCK; j++) {
+            const float d = ld(row, dt, j) / div - center;
+            fs += d;
+            fq = fmaf(d, d, fq);
+        }
+        s += fs;
+        q += fq;
+    }
+    *sum = s;
+    *sumsq = q;
+    return ref_max(row, dt, n, nonfinite);
+}
+
+static void ref_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, float div,
+                           double center, double *sum, double *sumsq)
 {
     double s = 0.0, q = 0.0;
     for (size_t i = 0; i < n; i++) {
@@ -210,8 +247,10 @@ static const struct nextok__kernels ref_table = {
     .max_abs = ref_max_abs,
     .count_ge = ref_count_ge,
     .compact_ge = ref_compact_ge,
+    .cands_ge = ref_cands_ge,
     .histogram = ref_histogram,
     .sum_sq = ref_sum_sq,
+    .sum_sq_dbl = ref_sum_sq_dbl,
     .exp_sum = ref_exp_sum,
     .widen = ref_widen,
     .weights = ref_weights,
