@@ -704,6 +704,15 @@ static bool fuse_min_p(struct nextok_chain *c, struct run *r, const struct nexto
     return true;
 }
 
+/* Candidates (compacted set and overrides) with raw value >= th. */
+static size_t count_raw_ge(const struct run *r, float th)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nc; i++) n += r->f->cvals[i] >= th;
+    for (size_t j = 0; j < r->f->n_ov; j++) n += r->f->ov[j].logit >= th;
+    return n;
+}
+
 /*
  * min-p directly followed by an effective top-k (the vllm order). The min-p
  * survivors {l >= thr} are a prefix of the sorted order; when the (k+1)-th
@@ -722,6 +731,13 @@ static int fuse_min_p_top_k(struct nextok_chain *c, struct run *r, const struct 
     const size_t k = (size_t)q->k;
     if (!collect_top(r, k + 1)) return -1;
     const double thr = (double)processed_max(r) + log((double)mp->p);
+    /* min-p keeps more than k iff at least k + 1 candidates have P >= thr,
+     * i.e. raw x >= preimage(float_ceil(thr)) (as fuse_min_p). Counted over
+     * the compacted set and the overrides first: when it holds fewer, every
+     * element outside it is below all of its members (or it is the whole
+     * set), so min-p keeps <= k; on peaked rows this is the usual case and
+     * the selection and sort of emit_top would be thrown away. */
+    if (count_raw_ge(r, preimage(float_ceil(thr), r->t)) < k + 1) return 0;
     const size_t n = emit_top(c, r, k + 1); /* work[k] is needed */
     if (!((double)c->work[k].logit >= thr)) return 0; /* min-p keeps <= k: general path */
     return top_k_finish(c, r, n, k, q->ties == NEXTOK_TIES_KEEP) ? 1 : -1;
