@@ -479,12 +479,20 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
      * memory latency here, not sixteen in a row */
     for (size_t b = 0; b < runs; b++)
         for (size_t o = 0; o < 32 * esz; o += 64) __builtin_prefetch((const char *)r->row + b * gap * esz + o);
+    /* the runs widened by the SIMD kernel (exact values), then the NaNs
+     * dropped in order without a branch: the same sample as element-wise
+     * nextok__row_get, without a conversion call per element */
+    float *const sm = r->f->sample;
+    for (size_t b = 0; b < runs; b++) {
+        if (r->dt == NEXTOK_DTYPE_F32) memcpy(sm + 32 * b, (const float *)r->row + b * gap, 32 * sizeof *sm);
+        else r->k->widen((const uint16_t *)r->row + b * gap, r->dt, 32, sm + 32 * b);
+    }
     size_t ns = 0;
-    for (size_t b = 0; b < runs; b++)
-        for (size_t i = b * gap; i < b * gap + 32; i++) {
-            float x = nextok__row_get(r->row, r->dt, i);
-            if (!isnan(x)) r->f->sample[ns++] = x;
-        }
+    for (size_t i = 0; i < SAMPLE_N; i++) {
+        const float x = sm[i];
+        sm[ns] = x;
+        ns += !isnan(x);
+    }
     double want = ((double)(2 * need + 32) * (double)ns / (double)r->V) * (double)(1u << widen) + 1.0;
     if (ns == 0 || want >= (double)ns) return -INFINITY;
     const size_t rank = (size_t)want;
