@@ -303,6 +303,72 @@ TEST(test_fused_manual_chains)
             }
 }
 
+/*
+ * min-p followed by top-k (the vllm order) around the point where min-p keeps
+ * exactly k: the fused path counts min-p's survivors before it selects the
+ * top k + 1, so groups of k - 2 .. k + 2 high values (ties, overrides from a
+ * logit bias, every dtype and temperature) must give the plain chain's
+ * survivors, p and token.
+ */
+TEST(test_fused_min_p_top_k_boundary)
+{
+    static float row[20000];
+    static uint16_t half[20000];
+    static struct nextok_token_data o1[20000], o2[20000];
+    for (int rep = 0; rep < scale() + 4; rep++)
+        for (int dt = 0; dt < 3; dt++) {
+            const size_t V = (size_t)(int[]){64, 999, 4097, 20000}[pick(4)];
+            const int k = (int[]){1, 2, 5, 40}[pick(4)];
+            const float t = (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)];
+            const float mp = (float[]){0.05f, 0.3f, 0.9f}[pick(3)];
+            const size_t g = (size_t)(k + 3 > 3 ? k : 1) + pick(5) - (k >= 2 ? 2 : 0);
+            for (size_t i = 0; i < V; i++) row[i] = gauss();
+            /* g values near the top: all within min-p's reach, or spread
+             * across its threshold; ties when rounded */
+            const bool spread = pick(2), ties = pick(2);
+            for (size_t j = 0; j < g && j < V; j++) {
+                float v = 20.0f + (spread ? (float)unif() * 3.0f * t : (float)unif() * 0.01f);
+                if (ties) v = roundf(v * 4.0f) / 4.0f;
+                row[pick(V)] = v;
+            }
+            struct nextok_chain_params cp = nextok_chain_default_params();
+            cp.n_vocab = (int32_t)V;
+            struct nextok_chain *fa = NULL, *pl = NULL;
+            CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+            struct nextok_sampler *s = NULL;
+            if (pick(2)) {
+                struct nextok_logit_bias lb[4];
+                for (int i = 0; i < 4; i++)
+                    lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * 40 - 20) : -INFINITY};
+                CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 4, NULL));
+                CHECK_OK(nextok_chain_add(fa, s));
+            }
+            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_min_p(&s, mp, pick(3) ? 1 : pick((size_t)k + 3), NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_top_k(&s, k, (enum nextok_ties)pick(2), NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            if (pick(2)) {
+                CHECK_OK(nextok_sampler_init_top_p(&s, 0.95f, NEXTOK_TIES_KEEP, 1, NULL));
+                CHECK_OK(nextok_chain_add(fa, s));
+            }
+            CHECK_OK(nextok_sampler_init_dist(&s, 11 + (uint64_t)rep, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_chain_clone(fa, &pl));
+            nextok_chain_set_observer(pl, observe, NULL);
+            const void *r = as_dtype(row, V, (enum nextok_dtype)dt, half);
+            char what[96];
+            snprintf(what, sizeof what, "min-p/top-k V %zu k %d g %zu t %g p %g dt %d", V, k, g,
+                     (double)t, (double)mp, dt);
+            int32_t tok;
+            compare_step(fa, pl, r, (enum nextok_dtype)dt, V, o1, o2, &tok, what);
+            CHECK_MSG(nextok_chain_last_fused(fa), "%s: not fused", what);
+            nextok_chain_free(fa);
+            nextok_chain_free(pl);
+        }
+}
+
 /* The fused path actually runs on the standard profiles. */
 TEST(test_fused_is_used)
 {
@@ -537,6 +603,7 @@ int main(void)
     RUN(test_fused_top_p);
     RUN(test_fused_random_configs);
     RUN(test_fused_manual_chains);
+    RUN(test_fused_min_p_top_k_boundary);
     RUN(test_fused_is_used);
     RUN(test_fused_sigma_straddle);
     return harness_done();

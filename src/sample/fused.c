@@ -486,12 +486,20 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
      * memory latency here, not sixteen in a row */
     for (size_t b = 0; b < runs; b++)
         for (size_t o = 0; o < 32 * esz; o += 64) __builtin_prefetch((const char *)r->row + b * gap * esz + o);
+    /* the runs widened by the SIMD kernel (exact values), then the NaNs
+     * dropped in order without a branch: the same sample as element-wise
+     * nextok__row_get, without a conversion call per element */
+    float *const sm = r->f->sample;
+    for (size_t b = 0; b < runs; b++) {
+        if (r->dt == NEXTOK_DTYPE_F32) memcpy(sm + 32 * b, (const float *)r->row + b * gap, 32 * sizeof *sm);
+        else r->k->widen((const uint16_t *)r->row + b * gap, r->dt, 32, sm + 32 * b);
+    }
     size_t ns = 0;
-    for (size_t b = 0; b < runs; b++)
-        for (size_t i = b * gap; i < b * gap + 32; i++) {
-            float x = nextok__row_get(r->row, r->dt, i);
-            if (!isnan(x)) r->f->sample[ns++] = x;
-        }
+    for (size_t i = 0; i < SAMPLE_N; i++) {
+        const float x = sm[i];
+        sm[ns] = x;
+        ns += !isnan(x);
+    }
     double want = ((double)(2 * need + 32) * (double)ns / (double)r->V) * (double)(1u << widen) + 1.0;
     if (ns == 0 || want >= (double)ns) return -INFINITY;
     const size_t rank = (size_t)want;
@@ -716,6 +724,15 @@ static bool fuse_min_p(struct nextok_chain *c, struct run *r, const struct nexto
     return true;
 }
 
+/* Candidates (compacted set and overrides) with raw value >= th. */
+static size_t count_raw_ge(const struct run *r, float th)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nc; i++) n += r->f->cvals[i] >= th;
+    for (size_t j = 0; j < r->f->n_ov; j++) n += r->f->ov[j].logit >= th;
+    return n;
+}
+
 /*
  * min-p directly followed by an effective top-k (the vllm order). The min-p
  * survivors {l >= thr} are a prefix of the sorted order; when the (k+1)-th
@@ -734,6 +751,13 @@ static int fuse_min_p_top_k(struct nextok_chain *c, struct run *r, const struct 
     const size_t k = (size_t)q->k;
     if (!collect_top(r, k + 1)) return -1;
     const double thr = (double)processed_max(r) + log((double)mp->p);
+    /* min-p keeps more than k iff at least k + 1 candidates have P >= thr,
+     * i.e. raw x >= preimage(float_ceil(thr)) (as fuse_min_p). Counted over
+     * the compacted set and the overrides first: when it holds fewer, every
+     * element outside it is below all of its members (or it is the whole
+     * set), so min-p keeps <= k; on peaked rows this is the usual case and
+     * the selection and sort of emit_top would be thrown away. */
+    if (count_raw_ge(r, preimage(float_ceil(thr), r->t)) < k + 1) return 0;
     const size_t n = emit_top(c, r, k + 1); /* work[k] is needed */
     if (!((double)c->work[k].logit >= thr)) return 0; /* min-p keeps <= k: general path */
     return top_k_finish(c, r, n, k, q->ties == NEXTOK_TIES_KEEP) ? 1 : -1;

@@ -166,11 +166,110 @@ AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float th
     return c;
 }
 
+/*
+ * f16/bf16 rows: a filter in the 16-bit domain, 32 lanes a vector, and the
+ * exact f32 test only on the 16-lane halves it lets through (in index order,
+ * so the output is compact_impl's). Both formats are sign-magnitude, so the
+ * key h ^ ((h >>a 15) & 0x7fff), compared as signed 16-bit integers, orders
+ * the non-NaN values as their floats do (-0 keys just below +0). With hlo the
+ * largest 16-bit value <= thr (+0 taken as -0, which is equal), every x >=
+ * thr has key(x) >= key(hlo): the filter keeps a superset (hlo itself when it
+ * is below thr, NaNs above +inf), and the f32 compare decides. When
+ * key(hlo) > 0 the negative values cannot pass and the raw bits of the
+ * positive ones are their keys: no key transform is needed.
+ */
+AI __m512i hkey32(__m512i h)
+{
+    return _mm512_xor_si512(h, _mm512_and_si512(_mm512_srai_epi16(h, 15), _mm512_set1_epi16(0x7fff)));
+}
+
+static int16_t half_floor_key(enum nextok_dtype dt, float thr)
+{
+    uint16_t h;
+    if (dt == NEXTOK_DTYPE_F16) {
+        const __m256i v = _mm512_cvt_roundps_ph(_mm512_set1_ps(thr), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        h = (uint16_t)_mm_cvtsi128_si32(_mm256_castsi256_si128(v));
+    } else { /* bf16: truncation rounds toward zero; one step down for a negative inexact thr */
+        uint32_t u;
+        memcpy(&u, &thr, sizeof u);
+        h = (uint16_t)(u >> 16);
+        if ((u & 0x80000000u) && (u & 0xffffu)) h++;
+    }
+    if (h == 0) h = 0x8000;
+    return (int16_t)(h ^ ((h & 0x8000) ? 0x7fff : 0));
+}
+
+/* The 16 lanes of 16-bit vector v starting at lane 16 * hi, exactly widened. */
+AI __m512 widen16(enum nextok_dtype dt, __m512i v, int hi)
+{
+    const __m256i h = hi ? _mm512_extracti64x4_epi64(v, 1) : _mm512_castsi512_si256(v);
+    if (dt == NEXTOK_DTYPE_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+AI size_t emit32(enum nextok_dtype dt, __m512i v, __mmask32 m, __m512 t, int32_t first, int32_t *ids,
+                 float *vals, size_t cap, size_t c)
+{
+    if ((uint16_t)m) {
+        const __m512 x = widen16(dt, v, 0);
+        const __mmask16 e = _mm512_cmp_ps_mask(x, t, _CMP_GE_OQ);
+        if (e) c = emit16(x, e, first, ids, vals, cap, c);
+    }
+    if (m >> 16) {
+        const __m512 x = widen16(dt, v, 1);
+        const __mmask16 e = _mm512_cmp_ps_mask(x, t, _CMP_GE_OQ);
+        if (e) c = emit16(x, e, first + 16, ids, vals, cap, c);
+    }
+    return c;
+}
+
+AI size_t compact16_impl(enum nextok_dtype dt, int raw, const uint16_t *row, size_t n, float thr,
+                         int16_t kt, int32_t base, int32_t *ids, float *vals, size_t cap,
+                         int *nonfinite)
+{
+    const __m512 t = _mm512_set1_ps(thr);
+    const __m512i em = _mm512_set1_epi16(dt == NEXTOK_DTYPE_F16 ? 0x7c00 : 0x7f80);
+    const __m512i k = _mm512_set1_epi16(kt);
+    __mmask32 nf = 0;
+    size_t c = 0, i = 0;
+    for (; i + 128 <= n; i += 128) {
+        const __m512i h0 = _mm512_loadu_si512((const void *)(row + i));
+        const __m512i h1 = _mm512_loadu_si512((const void *)(row + i + 32));
+        const __m512i h2 = _mm512_loadu_si512((const void *)(row + i + 64));
+        const __m512i h3 = _mm512_loadu_si512((const void *)(row + i + 96));
+        nf |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(h0, em), em);
+        nf |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(h1, em), em);
+        nf |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(h2, em), em);
+        nf |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(h3, em), em);
+        const __mmask32 m0 = _mm512_cmpge_epi16_mask(raw ? h0 : hkey32(h0), k);
+        const __mmask32 m1 = _mm512_cmpge_epi16_mask(raw ? h1 : hkey32(h1), k);
+        const __mmask32 m2 = _mm512_cmpge_epi16_mask(raw ? h2 : hkey32(h2), k);
+        const __mmask32 m3 = _mm512_cmpge_epi16_mask(raw ? h3 : hkey32(h3), k);
+        if (__builtin_expect((m0 | m1 | m2 | m3) != 0, 0)) {
+            if (m0) c = emit32(dt, h0, m0, t, base + (int32_t)i, ids, vals, cap, c);
+            if (m1) c = emit32(dt, h1, m1, t, base + (int32_t)(i + 32), ids, vals, cap, c);
+            if (m2) c = emit32(dt, h2, m2, t, base + (int32_t)(i + 64), ids, vals, cap, c);
+            if (m3) c = emit32(dt, h3, m3, t, base + (int32_t)(i + 96), ids, vals, cap, c);
+        }
+    }
+    *nonfinite |= nf != 0;
+    /* the last n % 128 elements: the f32 loop (masked 16-lane tail) */
+    return c + compact_impl(dt, row + i, n - i, thr, base + (int32_t)i, ids + (c < cap ? c : cap),
+                            vals + (c < cap ? c : cap), c < cap ? cap - c : 0, nonfinite);
+}
+
 static size_t avx512_compact_ge(const void *row, enum nextok_dtype dt, size_t n, float thr,
                                 int32_t base, int32_t *ids, float *vals, size_t cap,
                                 int *nonfinite)
 {
-    return BY_DTYPE(compact_impl, dt, row, n, thr, base, ids, vals, cap, nonfinite);
+    if (dt == NEXTOK_DTYPE_F32 || n < 128)
+        return BY_DTYPE(compact_impl, dt, row, n, thr, base, ids, vals, cap, nonfinite);
+    const int16_t kt = half_floor_key(dt, thr);
+    if (dt == NEXTOK_DTYPE_F16)
+        return kt > 0 ? compact16_impl(NEXTOK_DTYPE_F16, 1, row, n, thr, kt, base, ids, vals, cap, nonfinite)
+                      : compact16_impl(NEXTOK_DTYPE_F16, 0, row, n, thr, kt, base, ids, vals, cap, nonfinite);
+    return kt > 0 ? compact16_impl(NEXTOK_DTYPE_BF16, 1, row, n, thr, kt, base, ids, vals, cap, nonfinite)
+                  : compact16_impl(NEXTOK_DTYPE_BF16, 0, row, n, thr, kt, base, ids, vals, cap, nonfinite);
 }
 
 /* Candidates, 16 at a time: quotients (clamped with min/max, which leave
