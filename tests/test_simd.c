@@ -4,7 +4,7 @@
  * lengths that are not a multiple of the vector width, all three dtypes.
  * Exact kernels must agree bit for bit (max by value: -0 == +0); the
  * estimate kernels within their documented error (the sums of sum_sq and
- * sum_sq_dbl against accurate sums, exp_sum against the reference).
+ * sum_sq_dbl against accurate sums).
  */
 #include "harness.h"
 #include "sample/arch/kernels.h"
@@ -101,25 +101,12 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
     float m0 = r->max(row, dt, n, &nf0), m1 = g_k->max(row, dt, n, &nf1);
     CHECK_MSG(same_float(m0, m1) && nf0 == nf1, "%s max kind %d dt %d n %zu: %g/%d vs %g/%d",
               g_k->name, kind, dt, n, (double)m0, nf0, (double)m1, nf1);
-    { /* max_abs: the same max and flag; on finite rows, the exact largest |x| */
-        int nf2 = 0, nf3 = 0;
-        float a0 = -1.0f, a1 = -1.0f, ax = 0.0f;
-        const float m2 = r->max_abs(row, dt, n, &nf2, &a0), m3 = g_k->max_abs(row, dt, n, &nf3, &a1);
-        for (size_t i = 0; i < n; i++) ax = fabsf(g_refrow[i]) > ax ? fabsf(g_refrow[i]) : ax;
-        CHECK_MSG(same_float(m0, m2) && same_float(m0, m3) && nf2 == nf0 && nf3 == nf0,
-                  "%s max_abs kind %d dt %d n %zu: max/flag differ", g_k->name, kind, dt, n);
-        CHECK_MSG(nf0 || (a0 == ax && a1 == ax), "%s max_abs kind %d dt %d n %zu: %g/%g vs %g",
-                  g_k->name, kind, dt, n, (double)a0, (double)a1, (double)ax);
-    }
 
     /* thresholds: the max, a row value, a quantile-ish value, ±inf, below all */
     float thrs[6] = {m0, n ? g_refrow[next_u64() % n] : 0.0f, 0.5f, -INFINITY, INFINITY, -1e30f};
     for (int t = 0; t < 6; t++) {
         float thr = thrs[t];
         if (isnan(thr)) thr = 0.0f;
-        size_t c0 = r->count_ge(row, dt, n, thr), c1 = g_k->count_ge(row, dt, n, thr);
-        CHECK_MSG(c0 == c1, "%s count_ge kind %d dt %d n %zu thr %g: %zu vs %zu", g_k->name, kind,
-                  dt, n, (double)thr, c0, c1);
         size_t cap = (t == 1) ? (size_t)(next_u64() % (n + 1)) : MAXN;
         int f0 = 0, f1 = 0;
         size_t k0 = r->compact_ge(row, dt, n, thr, 7, g_ids[0], g_vals[0], cap, &f0);
@@ -132,14 +119,6 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
             for (size_t j = 0; j < w; j++)
                 same &= g_ids[0][j] == g_ids[1][j] && same_float(g_vals[0][j], g_vals[1][j]);
             CHECK_MSG(same, "%s compact content kind %d dt %d n %zu", g_k->name, kind, dt, n);
-        }
-        if (isfinite(thr)) {
-            uint32_t h0[64] = {0}, h1[64] = {0};
-            unsigned shift = (unsigned)(next_u64() % 28);
-            r->histogram(row, dt, n, thr, shift, h0, 64);
-            g_k->histogram(row, dt, n, thr, shift, h1, 64);
-            CHECK_MSG(memcmp(h0, h1, sizeof h0) == 0, "%s histogram kind %d dt %d n %zu",
-                      g_k->name, kind, dt, n);
         }
     }
 
@@ -254,15 +233,6 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
                       fabs(q0 - qa) <= e * qa + ua && fabs(q1 - qa) <= e * qa + ua,
                   "%s sum_sq_dbl kind %d dt %d n %zu: %.17g %.17g vs %.17g %.17g (%.17g %.17g)", g_k->name,
                   kind, dt, n, s0, q0, s1, q1, ss, qa);
-    }
-    if (kind != RK_SPECIAL) {
-        if (n > 0 && kind != RK_DENORMAL) {
-            float mx = g_refrow[0];
-            for (size_t i = 1; i < n; i++) mx = g_refrow[i] > mx ? g_refrow[i] : mx;
-            double e0 = r->exp_sum(g_refrow, n, mx), e1 = g_k->exp_sum(g_refrow, n, mx);
-            CHECK_MSG(fabs(e0 - e1) <= 2e-6 * e0, "%s exp_sum kind %d n %zu: %.17g vs %.17g",
-                      g_k->name, kind, n, e0, e1);
-        }
     }
 
     { /* cands_ge on a compacted-like list: the row's values made finite

@@ -6,7 +6,7 @@
  * Every kernel reads a row of n elements of dtype "as it is": f16/bf16 are
  * widened exactly in registers, never converted into a buffer. Every kernel
  * gives bit-identical results to the reference (tests/test_simd.c), except
- * the sums of sum_sq, sum_sq_dbl and exp_sum, which are added in a different
+ * the sums of sum_sq and sum_sq_dbl, which are added in a different
  * order and are only used with an error bound (they never decide a token on
  * their own; sum_sq's maximum and non-finite flag are exact).
  *
@@ -35,14 +35,6 @@ struct nextok__kernels {
      * NaN or ±inf was seen. */
     float (*max)(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite);
 
-    /* As max, and *amax = the largest |x| of the row (meaningful only when
-     * no non-finite value was seen): a free by-product of the max pass's
-     * non-finite check, weights' amax hint. */
-    float (*max_abs)(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite, float *amax);
-
-    /* Number of elements x with x >= thr (NaN never counts). */
-    size_t (*count_ge)(const void *row, enum nextok_dtype dt, size_t n, float thr);
-
     /* Elements x >= thr in index order: ids[j] = base + i and vals[j] = x for
      * the first cap of them; returns how many there are in all (may exceed
      * cap). *nonfinite |= a NaN or ±inf was seen anywhere in the row. */
@@ -56,11 +48,6 @@ struct nextok__kernels {
      * Bit-identical in every ISA. */
     size_t (*cands_ge)(const int32_t *ids, const float *vals, size_t n, float div, float thr,
                        struct nextok_token_data *out);
-
-    /* Histogram of the order-preserving key (nextok__fkey) of elements x >= lo:
-     * bin min((key(x) - key(lo)) >> shift, nbins - 1) += 1. bins not cleared. */
-    void (*histogram)(const void *row, enum nextok_dtype dt, size_t n, float lo,
-                      unsigned shift, uint32_t *bins, unsigned nbins);
 
     /* One pass for top-n-sigma: returns the largest element and sets
      * *nonfinite exactly as max does; and, with v = x / div in float (div >
@@ -87,10 +74,6 @@ struct nextok__kernels {
      * squares). No max, no non-finite flag: sum_sq gave those. */
     void (*sum_sq_dbl)(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
                        double *sum, double *sumsq);
-
-    /* Approximate sum of exp(x_i - m) over f32 x, x_i <= m (relative error of
-     * each term below 2^-20; order unspecified). For estimates only. */
-    double (*exp_sum)(const float *x, size_t n, float m);
 
     /* dst[i] = exact f32 value of the f16/bf16 src[i]. */
     void (*widen)(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst);

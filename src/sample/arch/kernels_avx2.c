@@ -114,29 +114,7 @@ static float avx2_max(const void *row, enum nextok_dtype dt, size_t n, int *nonf
     return BY_DTYPE(max_impl, dt, row, n, nonfinite, NULL);
 }
 
-static float avx2_max_abs(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite,
-                          float *amax)
-{
-    return BY_DTYPE(max_impl, dt, row, n, nonfinite, amax);
-}
-
 /* ---- count / compact ------------------------------------------------------ */
-
-AI size_t count_impl(enum nextok_dtype dt, const void *row, size_t n, float thr)
-{
-    const __m256 t = _mm256_set1_ps(thr);
-    size_t c = 0, i = 0;
-    for (; i + 8 <= n; i += 8)
-        c += (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(
-            _mm256_cmp_ps(load8(row, dt, i), t, _CMP_GE_OQ)));
-    for (; i < n; i++) c += ld1(row, dt, i) >= thr;
-    return c;
-}
-
-static size_t avx2_count_ge(const void *row, enum nextok_dtype dt, size_t n, float thr)
-{
-    return BY_DTYPE(count_impl, dt, row, n, thr);
-}
 
 AI size_t emit(const void *row, enum nextok_dtype dt, size_t i, unsigned m, int32_t base,
                int32_t *ids, float *vals, size_t cap, size_t c)
@@ -226,47 +204,6 @@ static size_t avx2_cands_ge(const int32_t *ids, const float *vals, size_t n, flo
         if (v >= thr) out[k++] = (struct nextok_token_data){ids[i], v, 0.0f};
     }
     return k;
-}
-
-/* ---- histogram -------------------------------------------------------------- */
-
-AI int hist_impl(enum nextok_dtype dt, const void *row, size_t n, float lo, unsigned shift,
-                 uint32_t *bins, unsigned nbins)
-{
-    const __m256 l = _mm256_set1_ps(lo);
-    const uint32_t klo = fkey1(lo);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 x = load8(row, dt, i);
-        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x, l, _CMP_GE_OQ));
-        if (!m) continue;
-        /* key: flip all bits of negatives, the sign bit of the rest */
-        __m256i u = _mm256_castps_si256(x);
-        __m256i s = _mm256_srai_epi32(u, 31);
-        __m256i k = _mm256_xor_si256(u, _mm256_or_si256(s, _mm256_set1_epi32((int)0x80000000u)));
-        k = _mm256_srl_epi32(_mm256_sub_epi32(k, _mm256_set1_epi32((int)klo)),
-                             _mm_cvtsi32_si128((int)shift));
-        uint32_t kb[8];
-        _mm256_storeu_si256((__m256i *)kb, k);
-        while (m) {
-            unsigned j = (unsigned)__builtin_ctz(m);
-            bins[kb[j] < nbins ? kb[j] : nbins - 1]++;
-            m &= m - 1;
-        }
-    }
-    for (; i < n; i++) {
-        float x = ld1(row, dt, i);
-        if (!(x >= lo)) continue;
-        uint32_t b = (fkey1(x) - klo) >> shift;
-        bins[b < nbins ? b : nbins - 1]++;
-    }
-    return 0;
-}
-
-static void avx2_histogram(const void *row, enum nextok_dtype dt, size_t n, float lo,
-                           unsigned shift, uint32_t *bins, unsigned nbins)
-{
-    (void)BY_DTYPE(hist_impl, dt, row, n, lo, shift, bins, nbins);
 }
 
 /* ---- sum / sum of squares (estimate) ---------------------------------------- */
@@ -376,50 +313,6 @@ static void avx2_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, flo
                         double *sum, double *sumsq)
 {
     (void)BY_DTYPE(sumsq_dbl_impl, dt, row, n, div, center, sum, sumsq);
-}
-
-/* ---- exp sum (estimate) ----------------------------------------------------- */
-
-/* exp(d) for d <= 0 in float: d = k ln2 + f, |f| <= ln2/2, degree-6 Taylor
- * polynomial (relative error < 2^-22), 2^k by exponent arithmetic; d below
- * -87 flushes to 0 (its true value is below 2^-125, negligible next to the
- * max term exp(0) = 1 that every call includes). */
-AI __m256 exp8(__m256 d)
-{
-    const __m256 lo = _mm256_set1_ps(-87.0f);
-    __m256 keep = _mm256_cmp_ps(d, lo, _CMP_GE_OQ);
-    d = _mm256_max_ps(d, lo);
-    __m256 k = _mm256_round_ps(_mm256_mul_ps(d, _mm256_set1_ps(1.44269504f)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 f = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145752f), d);
-    f = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860677e-6f), f);
-    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-    __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(k), 23);
-    __m256 r = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
-    return _mm256_and_ps(r, keep);
-}
-
-static double avx2_exp_sum(const float *x, size_t n, float m)
-{
-    const __m256 mv = _mm256_set1_ps(m);
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    double b[4];
-    _mm256_storeu_pd(b, _mm256_add_pd(a0, a1));
-    double s = (b[0] + b[1]) + (b[2] + b[3]);
-    for (; i < n; i++) s += exp((double)x[i] - (double)m);
-    return s;
 }
 
 /* ---- canonical weights (kernels.h: nextok__expw, nextok__wblock) ------------ */
@@ -579,14 +472,10 @@ static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, floa
 static const struct nextok__kernels avx2_table = {
     .name = "avx2",
     .max = avx2_max,
-    .max_abs = avx2_max_abs,
-    .count_ge = avx2_count_ge,
     .compact_ge = avx2_compact_ge,
     .cands_ge = avx2_cands_ge,
-    .histogram = avx2_histogram,
     .sum_sq = avx2_sum_sq,
     .sum_sq_dbl = avx2_sum_sq_dbl,
-    .exp_sum = avx2_exp_sum,
     .widen = avx2_widen,
     .weights = avx2_weights,
     .expw = avx2_expw,

@@ -76,30 +76,7 @@ static float avx512_max(const void *row, enum nextok_dtype dt, size_t n, int *no
     return BY_DTYPE(max_impl, dt, row, n, nonfinite, NULL);
 }
 
-static float avx512_max_abs(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite,
-                            float *amax)
-{
-    return BY_DTYPE(max_impl, dt, row, n, nonfinite, amax);
-}
-
 /* ---- count / compact ------------------------------------------------------ */
-
-AI size_t count_impl(enum nextok_dtype dt, const void *row, size_t n, float thr)
-{
-    const __m512 t = _mm512_set1_ps(thr);
-    size_t c = 0;
-    for (size_t i = 0; i < n; i += 16) {
-        __mmask16 k = tail_mask(n - i);
-        c += (size_t)__builtin_popcount(
-            (unsigned)_mm512_mask_cmp_ps_mask(k, load16(row, dt, i, k), t, _CMP_GE_OQ));
-    }
-    return c;
-}
-
-static size_t avx512_count_ge(const void *row, enum nextok_dtype dt, size_t n, float thr)
-{
-    return BY_DTYPE(count_impl, dt, row, n, thr);
-}
 
 AI size_t emit16(__m512 x, __mmask16 m, int32_t first, int32_t *ids, float *vals, size_t cap,
                  size_t c)
@@ -310,43 +287,6 @@ static size_t avx512_cands_ge(const int32_t *ids, const float *vals, size_t n, f
     return k;
 }
 
-/* ---- histogram -------------------------------------------------------------- */
-
-AI int hist_impl(enum nextok_dtype dt, const void *row, size_t n, float lo, unsigned shift,
-                 uint32_t *bins, unsigned nbins)
-{
-    const __m512 l = _mm512_set1_ps(lo);
-    uint32_t ulo;
-    memcpy(&ulo, &lo, sizeof ulo);
-    const __m512i klo = _mm512_set1_epi32((int)nextok__fkey_bits(ulo));
-    const __m512i top = _mm512_set1_epi32((int)(nbins - 1));
-    for (size_t i = 0; i < n; i += 16) {
-        __mmask16 k = tail_mask(n - i);
-        __m512 x = load16(row, dt, i, k);
-        __mmask16 m = _mm512_mask_cmp_ps_mask(k, x, l, _CMP_GE_OQ);
-        if (!m) continue;
-        __m512i u = _mm512_castps_si512(x);
-        __m512i s = _mm512_srai_epi32(u, 31);
-        __m512i key = _mm512_xor_si512(u, _mm512_or_si512(s, _mm512_set1_epi32((int)0x80000000u)));
-        __m512i b = _mm512_srl_epi32(_mm512_sub_epi32(key, klo), _mm_cvtsi32_si128((int)shift));
-        b = _mm512_min_epu32(b, top);
-        uint32_t kb[16];
-        _mm512_storeu_si512((void *)kb, b);
-        unsigned mm = m;
-        while (mm) {
-            bins[kb[__builtin_ctz(mm)]]++;
-            mm &= mm - 1;
-        }
-    }
-    return 0;
-}
-
-static void avx512_histogram(const void *row, enum nextok_dtype dt, size_t n, float lo,
-                             unsigned shift, uint32_t *bins, unsigned nbins)
-{
-    (void)BY_DTYPE(hist_impl, dt, row, n, lo, shift, bins, nbins);
-}
-
 /* ---- sum / sum of squares (estimate) ---------------------------------------- */
 
 /* Chunks of 512 elements: four streams of 16 lanes, each lane a float
@@ -483,40 +423,6 @@ static void avx512_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, f
                           double center, double *sum, double *sumsq)
 {
     (void)BY_DTYPE(sumsq_dbl_impl, dt, row, n, div, center, sum, sumsq);
-}
-
-/* ---- exp sum (estimate): same polynomial as the AVX2 kernel ------------------ */
-
-AI __m512 exp16(__m512 d)
-{
-    const __m512 lo = _mm512_set1_ps(-87.0f);
-    __mmask16 keep = _mm512_cmp_ps_mask(d, lo, _CMP_GE_OQ);
-    d = _mm512_max_ps(d, lo);
-    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(d, _mm512_set1_ps(1.44269504f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), d);
-    f = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), f);
-    __m512 p = _mm512_set1_ps(1.0f / 720.0f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-    return _mm512_maskz_scalef_ps(keep, p, k);
-}
-
-static double avx512_exp_sum(const float *x, size_t n, float m)
-{
-    const __m512 mv = _mm512_set1_ps(m);
-    __m512d a0 = _mm512_setzero_pd(), a1 = a0;
-    for (size_t i = 0; i < n; i += 16) {
-        __mmask16 k = tail_mask(n - i);
-        __m512 e = _mm512_maskz_mov_ps(k, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mv)));
-        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
-    }
-    return _mm512_reduce_add_pd(_mm512_add_pd(a0, a1));
 }
 
 /* ---- canonical weights (kernels.h: nextok__expw, nextok__wblock) ------------ */
@@ -774,14 +680,10 @@ static void avx512_mass_above(const void *row, enum nextok_dtype dt, size_t n, c
 static const struct nextok__kernels avx512_table = {
     .name = "avx512",
     .max = avx512_max,
-    .max_abs = avx512_max_abs,
-    .count_ge = avx512_count_ge,
     .compact_ge = avx512_compact_ge,
     .cands_ge = avx512_cands_ge,
-    .histogram = avx512_histogram,
     .sum_sq = avx512_sum_sq,
     .sum_sq_dbl = avx512_sum_sq_dbl,
-    .exp_sum = avx512_exp_sum,
     .widen = avx512_widen,
     .weights = avx512_weights,
     .expw = avx512_expw,

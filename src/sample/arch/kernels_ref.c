@@ -45,25 +45,6 @@ static float ref_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfi
     return m;
 }
 
-static float ref_max_abs(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite,
-                         float *amax)
-{
-    float a = 0.0f;
-    for (size_t i = 0; i < n; i++) {
-        const float x = fabsf(ld(row, dt, i));
-        if (x > a) a = x;
-    }
-    *amax = a;
-    return ref_max(row, dt, n, nonfinite);
-}
-
-static size_t ref_count_ge(const void *row, enum nextok_dtype dt, size_t n, float thr)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++) c += ld(row, dt, i) >= thr;
-    return c;
-}
-
 static size_t ref_compact_ge(const void *row, enum nextok_dtype dt, size_t n, float thr,
                              int32_t base, int32_t *ids, float *vals, size_t cap, int *nonfinite)
 {
@@ -100,18 +81,6 @@ static size_t ref_cands_ge(const int32_t *ids, const float *vals, size_t n, floa
     return k;
 }
 
-static void ref_histogram(const void *row, enum nextok_dtype dt, size_t n, float lo,
-                          unsigned shift, uint32_t *bins, unsigned nbins)
-{
-    const uint32_t klo = fkey(lo);
-    for (size_t i = 0; i < n; i++) {
-        float x = ld(row, dt, i);
-        if (!(x >= lo)) continue;
-        uint32_t b = (fkey(x) - klo) >> shift;
-        bins[b < nbins ? b : nbins - 1]++;
-    }
-}
-
 /* Float partial sums of 16 consecutive elements (NEXTOK__SUMSQ_BLOCK),
  * widened and added in double. */
 static float ref_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center,
@@ -144,13 +113,6 @@ static void ref_sum_sq_dbl(const void *row, enum nextok_dtype dt, size_t n, floa
     }
     *sum = s;
     *sumsq = q;
-}
-
-static double ref_exp_sum(const float *x, size_t n, float m)
-{
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++) s += exp((double)x[i] - (double)m);
-    return s;
 }
 
 static void ref_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
@@ -244,14 +206,10 @@ void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
-    .max_abs = ref_max_abs,
-    .count_ge = ref_count_ge,
     .compact_ge = ref_compact_ge,
     .cands_ge = ref_cands_ge,
-    .histogram = ref_histogram,
     .sum_sq = ref_sum_sq,
     .sum_sq_dbl = ref_sum_sq_dbl,
-    .exp_sum = ref_exp_sum,
     .widen = ref_widen,
     .weights = ref_weights,
     .expw = ref_expw,
