@@ -263,6 +263,33 @@ static bool same_d(const double *a, const double *b, size_t n)
     return true;
 }
 
+/* typical-p's blocked S (kernels' wvsum) over the canonical weights g_w[0]:
+ * every ISA equals the reference, which equals nextok__wvblock on the
+ * processed values; with the unscaled weights (N != INT32_MIN: the one-pass
+ * premise holds) it is the canonical S times 2^N exactly, block by block. */
+static void check_wvsum(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt, size_t n,
+                        float div, const float *vals, int32_t N)
+{
+    static double sb[3][MAXN / 64 + 2], ub[MAXN / 64 + 2];
+    const size_t nb = (n + 63) / 64;
+    for (int t = 0; t < 3; t++) {
+        if (!tabs[t]) continue;
+        tabs[t]->wvsum(g_row_u32, dt, n, div, g_w[0], sb[t]);
+        CHECK_MSG(memcmp(sb[0], sb[t], nb * sizeof(double)) == 0, "%s wvsum differs (dt %d n %zu div %g)",
+                  tabs[t]->name, (int)dt, n, (double)div);
+    }
+    bool ok = true;
+    for (size_t b = 0; b < nb && ok; b++) {
+        const double e = nextok__wvblock(g_w[0] + 64 * b, vals + 64 * b, n - 64 * b < 64 ? n - 64 * b : 64);
+        ok = memcmp(&e, &sb[0][b], sizeof e) == 0;
+    }
+    CHECK_MSG(ok, "ref wvsum != nextok__wvblock (dt %d n %zu div %g)", (int)dt, n, (double)div);
+    if (N == INT32_MIN) return;
+    tabs[0]->wvsum(g_row_u32, dt, n, div, g_uw[0], ub);
+    for (size_t b = 0; b < nb && ok; b++) ok = ldexp(ub[b], -N) == sb[0][b];
+    CHECK_MSG(ok, "unscaled S != canonical S 2^N (dt %d n %zu div %g N %d)", (int)dt, n, (double)div, (int)N);
+}
+
 /* ref, AVX2, AVX-512 weights (row and array forms) compared with memcmp, with
  * the canonical reference of the row's maximum and the unscaled one; the
  * reference against libm exp within 1.3e-7 + 3e-9 |x| relative; and where
@@ -337,6 +364,7 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
         CHECK_MSG(memcmp(g_w[0], w2, n * sizeof(float)) == 0, "%s expw differs from weights (n %zu)",
                   tabs[t]->name, n);
     }
+    check_wvsum(tabs, dt, n, div, vals, m == vhi && nextok__wref_unscaled_ok(vlo, vhi) ? ref.n : INT32_MIN);
 }
 
 /* Rows inside the one-pass range with shifted maxima (N from -40 to 50):

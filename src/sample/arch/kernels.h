@@ -84,6 +84,14 @@ struct nextok__kernels {
 
     /* w[i] = nextok__expw(x[i], ref) for i < n. Bit-identical in every ISA. */
     void (*expw)(const float *x, size_t n, const struct nextok__wref *ref, float *w);
+
+    /* typical-p's S (docs/semantics.md) per block: bs[b] = nextok__wvblock
+     * of block b (b < ceil(n / 64)) with the given weights w and v_i = x_i
+     * (div == 1) or sat(x_i / div), as weights computes them with a
+     * canonical reference. Bit-identical in every ISA (every product is
+     * exact in double, the additions are in one fixed order). */
+    void (*wvsum)(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                  double *bs);
 };
 
 /* The table for this CPU (NEXTOK_FORCE_REF=1 in the environment forces the
@@ -258,6 +266,19 @@ static inline double nextok__wblock(const float *w, size_t len)
     double d[16];
     for (int l = 0; l < 16; l++) d[l] = (double)a[l];
     return nextok__wtree(d);
+}
+
+/* typical-p's S of one block (len <= 64 ids 64b .. 64b+len-1): lane l adds
+ * the products (double)w[i] (double)v[i] of i = l, l+16, l+32, l+48 in that
+ * order from +0 (each product is exact: 24 x 24 bits, in range), the lanes
+ * combined by the tree. An absent id (w = 0, v finite) adds a zero, which
+ * changes no sum: lanes start at +0 and never become -0. A contracted fma
+ * gives the same bits, the product being exact. */
+static inline double nextok__wvblock(const float *w, const float *v, size_t len)
+{
+    double a[16] = {0};
+    for (size_t i = 0; i < len; i++) a[i & 15] += (double)w[i] * (double)v[i];
+    return nextok__wtree(a);
 }
 
 #endif

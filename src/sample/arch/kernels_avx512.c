@@ -417,6 +417,46 @@ static void avx512_expw(const float *x, size_t n, const struct nextok__wref *ref
     }
 }
 
+/* ---- typical-p's S (kernels.h: nextok__wvblock) ------------------------------ */
+
+/* Lanes 0-7 (a0) and 8-15 (a1) of one block: 16 elements at i, the products
+ * widened to double (exact), added in order; masked-off lanes add nothing. */
+AI void wv16(enum nextok_dtype dt, const void *row, const float *w, size_t i, float div,
+             __mmask16 k, __m512d *a0, __m512d *a1)
+{
+    const __m512 v = temp16s(load16(row, dt, i, k), div, 1);
+    const __m512 e = _mm512_maskz_loadu_ps(k, w + i);
+    const __m512d p0 = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(e)),
+                                     _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    const __m512d p1 = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)),
+                                     _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+    *a0 = _mm512_mask_add_pd(*a0, (__mmask8)k, *a0, p0);
+    *a1 = _mm512_mask_add_pd(*a1, (__mmask8)(k >> 8), *a1, p1);
+}
+
+AI void wvsum_impl(enum nextok_dtype dt, const void *row, size_t n, float div, const float *w,
+                   double *bs)
+{
+    size_t b = 0;
+    for (; (b + 1) * 64 <= n; b++) {
+        __m512d a0 = _mm512_setzero_pd(), a1 = a0;
+        for (size_t j = 0; j < 64; j += 16) wv16(dt, row, w, b * 64 + j, div, 0xffff, &a0, &a1);
+        bs[b] = tree16(a0, a1);
+    }
+    if (b * 64 < n) { /* the partial block: masked tails */
+        __m512d a0 = _mm512_setzero_pd(), a1 = a0;
+        for (size_t i = b * 64; i < n; i += 16) wv16(dt, row, w, i, div, tail_mask(n - i), &a0, &a1);
+        bs[b] = tree16(a0, a1);
+    }
+}
+
+static void avx512_wvsum(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                         double *bs)
+{
+    if (div == 1.0f) BY_DTYPE(wvsum_impl, dt, row, n, 1.0f, w, bs);
+    else BY_DTYPE(wvsum_impl, dt, row, n, div, w, bs);
+}
+
 /* ---- widening --------------------------------------------------------------- */
 
 static void avx512_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
@@ -441,6 +481,7 @@ static const struct nextok__kernels avx512_table = {
     .widen = avx512_widen,
     .weights = avx512_weights,
     .expw = avx512_expw,
+    .wvsum = avx512_wvsum,
 };
 
 const struct nextok__kernels *nextok__kernels_avx512(void) { return &avx512_table; }

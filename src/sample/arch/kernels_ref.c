@@ -153,6 +153,27 @@ static void ref_expw(const float *x, size_t n, const struct nextok__wref *ref, f
     for (size_t i = 0; i < n; i++) w[i] = nextok__expw(x[i], ref);
 }
 
+/* The definition of typical-p's blocked S: the values as ref_weights makes
+ * them (saturating), block by block. */
+static void ref_wvsum(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                      double *bs)
+{
+    float v[64];
+    for (size_t b = 0; b * 64 < n; b++) {
+        const size_t len = n - b * 64 < 64 ? n - b * 64 : 64;
+        for (size_t i = 0; i < len; i++) {
+            float x = ld(row, dt, b * 64 + i);
+            if (div != 1.0f) {
+                x = x / div;
+                if (x > 3.40282347e38f) x = 3.40282347e38f;
+                if (x < -3.40282347e38f) x = -3.40282347e38f;
+            }
+            v[i] = x;
+        }
+        bs[b] = nextok__wvblock(w + b * 64, v, len);
+    }
+}
+
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
@@ -165,6 +186,7 @@ static const struct nextok__kernels ref_table = {
     .widen = ref_widen,
     .weights = ref_weights,
     .expw = ref_expw,
+    .wvsum = ref_wvsum,
 };
 
 const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }
