@@ -39,7 +39,12 @@
  *   7. Mirostat v2 first: its logit threshold from the dense Z, one compaction,
  *      its own draw on the survivors (fuse_miro2).
  *
- * Chains whose first reducing stage is typical or Mirostat v1 are still
+ *   8. typical-p first: c = S / Z from the dense weights and a SIMD pass for
+ *      S, then a histogram of the integer mass over the score |v - c|,
+ *      refined in the crossing bucket (fuse_typical); dist after it draws
+ *      densely.
+ *
+ * Chains whose first reducing stage is Mirostat v1 are still
  * handed back to the plain chain (see docs/performance.md). Rows holding NaN or ±inf are handed back too; the
  * plain chain owns those rules (docs/semantics.md, Input rows).
  *
@@ -97,6 +102,13 @@ struct nextok__fused {
     uint64_t *cq;       /* masses of the crossing bucket's candidates          */
     uint64_t (*hq)[HBINS]; /* two interleaved mass histograms                  */
     uint32_t (*hn)[HBINS]; /* and counts                                       */
+
+    /* typical-p (fuse_typical): S's block sums, allocated on first use; the
+     * scores live in sel. A dense draw after it keeps ty_keep(v, id, c, s, v, id). */
+    double *tys;
+    bool d_typ;
+    float d_typ_c, d_typ_s, d_typ_v;
+    int32_t d_typ_id;
 };
 
 #define SAMPLE_N 512
@@ -128,6 +140,7 @@ void nextok__fused_free(struct nextok__fused *f)
     free(f->cq);
     free(f->hq);
     free(f->hn);
+    free(f->tys);
     free(f);
 }
 
@@ -152,7 +165,7 @@ static struct nextok__fused *fused_alloc(int32_t n_vocab)
 /*
  * Can run_prefix reach a stage it fuses? Decided once per plan from the stage
  * kinds and their parameters, mirroring run_prefix's switch, so that a chain
- * that would be handed back anyway (typical, XTC, epsilon, a user sampler
+ * that would be handed back anyway (XTC, epsilon, a user sampler
  * first) does not gather and apply its processors' overrides on every call
  * before the plain chain applies them again.
  */
@@ -182,6 +195,9 @@ static bool prefix_may_fuse(const struct nextok_chain *c, size_t i)
             return true;
         case NEXTOK__K_TOP_N_SIGMA:
             if (((const struct nextok__p_sigma *)p)->n <= 0.0f) continue;
+            return true;
+        case NEXTOK__K_TYPICAL:
+            if (((const struct nextok__p_typical *)p)->p >= 1.0f) continue;
             return true;
         case NEXTOK__K_DIST:
             return i + 1 == c->n;
@@ -987,6 +1003,7 @@ static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
     f->dt = r->t;
     f->d_touched = r->n_touched;
     f->d_cut = false;
+    f->d_typ = false;
     const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
     const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
     c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
@@ -1222,6 +1239,7 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
     f->dt = r->t;
     f->d_touched = r->n_touched;
     f->d_cut = true;
+    f->d_typ = false;
     f->d_cut_v = L;
     f->d_cut_id = cut;
     const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
@@ -1277,6 +1295,290 @@ static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nexto
     return true;
 }
 
+/* ---- typical-p by a histogram of mass over the score ----------------------------------- */
+
+/*
+ * typical-p (docs/semantics.md): c = S / Z from the blocked sums (the SIMD
+ * wvsum over the dense weights: S and Z both carry the exact factor 2^dN, so
+ * the quotient is the chain's), score |v - c|, top-p's integer masses. The
+ * typical order is score ascending, so the cut is found as fuse_top_p finds
+ * its own, from the bottom: the mass (and, for min_keep, the count) of each
+ * bucket of the score's bits (level 0: bits 30..20; scores are >= +0, so
+ * their bits order as they do), the crossing bucket's candidates refined by
+ * bits 19..10 and 9..0 down to one score, whose candidates are ordered by
+ * (larger v, lower id) exactly. The cut is the triple (score, v, id) of the
+ * last kept candidate in typical order: kept = lexicographically <= it.
+ */
+
+static inline uint32_t ty_bits(float s)
+{
+    uint32_t u;
+    memcpy(&u, &s, sizeof u);
+    return u;
+}
+
+static inline bool ty_keep(float v, int32_t id, float c, float ls, float lv, int32_t lid)
+{
+    const float s = fabsf(v - c);
+    return s < ls || (s == ls && (v > lv || (v == lv && id <= lid)));
+}
+
+/* Processed value of candidate id: its override when touched (ov is sorted
+ * by id: a binary search), else the row's. */
+static float ty_value(const struct run *r, int32_t id)
+{
+    const struct nextok__fused *f = r->f;
+    if (f->tmask[id]) {
+        size_t lo = 0, hi = f->n_ov;
+        while (hi - lo > 1) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (f->ov[mid].id <= id) lo = mid;
+            else hi = mid;
+        }
+        return P(f->ov[lo].logit, r->t);
+    }
+    return P(nextok__row_get(r->row, r->dt, (size_t)id), r->t);
+}
+
+static bool ty_reserve(struct nextok__fused *f)
+{
+    if (!f->tys) f->tys = malloc((((size_t)f->n_vocab + 63) / 64) * sizeof *f->tys);
+    return f->tys != NULL;
+}
+
+/* c = (float)(S / Z): S's block sums from the row by the SIMD kernel; the
+ * blocks of touched ids again from their overrides (dw is already patched:
+ * removed ids weigh 0, which adds nothing whatever v is). */
+static float ty_center(const struct run *r)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    r->k->wvsum(r->row, r->dt, V, r->t, f->dw, f->tys);
+    size_t last = nb; /* the last block redone, to skip repeats */
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t b = (size_t)f->touched[j] >> 6;
+        if (b == last) continue;
+        last = b;
+        const size_t len = V - 64 * b < 64 ? V - 64 * b : 64;
+        float v[64];
+        for (size_t i = 0; i < len; i++)
+            v[i] = f->dw[64 * b + i] == 0.0f ? 0.0f : ty_value(r, (int32_t)(64 * b + i));
+        f->tys[b] = nextok__wvblock(f->dw + 64 * b, v, len);
+    }
+    double s = 0.0;
+    for (size_t b = 0; b < nb; b++) s += f->tys[b];
+    return (float)(s / f->dz);
+}
+
+/* Level 0: every id's score into f->sel (-1 for removed ids: its bits are
+ * above every bucket), mass (and, when asked, count) per bucket of bits
+ * 30..20, interleaved copies as tp_level0; touched ids then trade the row's
+ * score for their override's (dw is patched: the masses are theirs). */
+static void ty_level0(const struct run *r, float center, float scale, bool counts)
+{
+    struct nextok__fused *f = r->f;
+    uint64_t(*hq)[HBINS] = f->hq;
+    uint32_t(*hn)[HBINS] = f->hn;
+    memset(hq, 0, HCOPIES * sizeof *hq);
+    memset(hn, 0, 2 * sizeof *hn);
+    float vb[64];
+    for (size_t b = 0; b < r->V; b += 64) {
+        const size_t len = r->V - b < 64 ? r->V - b : 64;
+        const float *v = tp_vals(r, b, len, vb);
+        float *sc = f->sel + b;
+        for (size_t i = 0; i < len; i++) sc[i] = fabsf(v[i] - center);
+        const float *w = f->dw + b;
+        for (size_t i = 0; i < len; i++) hq[i & (HCOPIES - 1)][ty_bits(sc[i]) >> 20] += nextok__mass_q(w[i], scale);
+        if (counts)
+            for (size_t i = 0; i < len; i++) hn[i & 1][ty_bits(sc[i]) >> 20]++;
+    }
+    for (unsigned k = 0; k < HBINS; k++) {
+        for (unsigned c = 1; c < HCOPIES; c++) hq[0][k] += hq[c][k];
+        hn[0][k] += hn[1][k];
+    }
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const int32_t id = f->touched[j];
+        const uint32_t k = ty_bits(f->sel[id]) >> 20;
+        hq[0][k] -= nextok__mass_q(f->dw[id], scale);
+        hn[0][k] -= counts;
+        f->sel[id] = -1.0f;
+    }
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const int32_t id = f->ov[j].id;
+        f->sel[id] = fabsf(P(f->ov[j].logit, r->t) - center);
+        const uint32_t k = ty_bits(f->sel[id]) >> 20;
+        hq[0][k] += nextok__mass_q(f->dw[id], scale);
+        hn[0][k] += counts;
+    }
+}
+
+/* From the bottom (most typical first): the first bucket b where the prefix
+ * through it has mass >= target and at least kmin candidates; *below and
+ * *n_below get the mass and count of the buckets under it. */
+static unsigned ty_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins, uint64_t target,
+                         size_t kmin, uint64_t *below, size_t *n_below)
+{
+    for (unsigned b = 0; b < nbins; b++) {
+        if (*below + hq[b] >= target && *n_below + hn[b] >= kmin) return b;
+        *below += hq[b];
+        *n_below += hn[b];
+    }
+    return nbins - 1; /* not reached: the whole set satisfies both */
+}
+
+/* Candidates of level-0 bucket B in id order: ids in cids, scores in cvals,
+ * masses in cq. Returns the count. */
+static size_t ty_gather(struct nextok__fused *f, size_t V, uint32_t B, float scale)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < V; i++) { /* branch-free compaction: most ids are elsewhere */
+        f->cids[n] = (int32_t)i;
+        f->cvals[n] = f->sel[i];
+        n += ty_bits(f->sel[i]) >> 20 == B;
+    }
+    for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
+    return n;
+}
+
+/* Keep only the crossing sub-bucket of bits shift .. shift+bits-1 (in place,
+ * order kept). Returns the count. */
+static size_t ty_refine(struct nextok__fused *f, size_t n, unsigned shift, unsigned bits,
+                        uint64_t target, size_t kmin, uint64_t *below, size_t *n_below)
+{
+    uint64_t *hq = f->hq[0];
+    uint32_t *hn = f->hn[0];
+    const unsigned nb = 1u << bits;
+    memset(hq, 0, nb * sizeof *hq);
+    memset(hn, 0, nb * sizeof *hn);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t k = (ty_bits(f->cvals[i]) >> shift) & (nb - 1);
+        hq[k] += f->cq[i];
+        hn[k]++;
+    }
+    const unsigned B = ty_cross(hq, hn, nb, target, kmin, below, n_below);
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (((ty_bits(f->cvals[i]) >> shift) & (nb - 1)) != B) continue;
+        f->cids[j] = f->cids[i];
+        f->cvals[j] = f->cvals[i];
+        f->cq[j++] = f->cq[i];
+    }
+    return j;
+}
+
+/* Survivors in id order into c->work, unsorted (typical keeps its input
+ * order, which is id order here). */
+static void ty_emit(struct nextok_chain *c, const struct run *r, float center, float ls, float lv,
+                    int32_t lid)
+{
+    const struct nextok__fused *f = r->f;
+    size_t n = 0, o = 0;
+    float vb[64];
+    for (size_t b = 0; b < r->V; b += 64) {
+        const size_t len = r->V - b < 64 ? r->V - b : 64;
+        const float *v = tp_vals(r, b, len, vb);
+        for (size_t i = 0; i < len; i++) {
+            const int32_t id = (int32_t)(b + i);
+            float x = v[i];
+            if (f->tmask[id]) {
+                while (o < f->n_ov && f->ov[o].id < id) o++;
+                if (o == f->n_ov || f->ov[o].id != id) continue;
+                x = P(f->ov[o].logit, r->t);
+            }
+            if (ty_keep(x, id, center, ls, lv, lid)) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
+        }
+    }
+    c->last = (struct nextok_token_data_array){c->work, n, -1, false};
+}
+
+/* dist right after the cut: the dense weights with every non-survivor at 0,
+ * their block sums and the canonical walk, as tp_dense_draw. */
+static void ty_dense_draw(struct nextok_chain *c, const struct run *r, float center, float ls,
+                          float lv, int32_t lid, uint64_t seed)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    float vb[64];
+    for (size_t b = 0; b < V; b += 64) {
+        const size_t len = V - b < 64 ? V - b : 64;
+        const float *v = tp_vals(r, b, len, vb);
+        float *w = f->dw + b;
+        for (size_t i = 0; i < len; i++) {
+            const float s = fabsf(v[i] - center);
+            const int keep = (s < ls) | ((s == ls) & ((v[i] > lv) | ((v[i] == lv) & ((int32_t)(b + i) <= lid))));
+            w[i] = keep ? w[i] : 0.0f;
+        }
+        f->dbs[b / 64] = nextok__wblock(w, len);
+    }
+    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const float x = P(f->ov[j].logit, r->t);
+        if (ty_keep(x, f->ov[j].id, center, ls, lv, lid)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
+    }
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t b = (size_t)f->touched[j] >> 6;
+        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+    }
+    f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
+    f->dt = r->t;
+    f->d_touched = r->n_touched;
+    f->d_cut = false;
+    f->d_typ = true;
+    f->d_typ_c = center;
+    f->d_typ_s = ls;
+    f->d_typ_v = lv;
+    f->d_typ_id = lid;
+    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
+    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
+    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
+                                            (float)((double)f->dw[id] / f->dz)};
+    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
+    c->last_dense = true;
+}
+
+/* typical as the first filter (min_keep < n_set, p < 1); `dist_seed`
+ * non-NULL: dist follows and ends the chain (drawn densely). */
+static bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_typical *q,
+                         const uint64_t *dist_seed, bool *drawn)
+{
+    struct nextok__fused *f = r->f;
+    *drawn = false;
+    if (!tp_reserve(f) || !ty_reserve(f) || !dense_prepare(r, true)) return false;
+    const float center = ty_center(r);
+    /* masses of the canonical weights: dw is them times 2^dN */
+    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
+    const size_t kmin = q->min_keep > 1 ? q->min_keep : 0; /* 1: implied by the mass */
+    ty_level0(r, center, scale, kmin > 0);
+    uint64_t total = 0;
+    for (unsigned k = 0; k < HBINS; k++) total += f->hq[0][k];
+    const uint64_t target = nextok__mass_target(q->p, total);
+    uint64_t below = 0;
+    size_t n_below = 0;
+    const unsigned B = ty_cross(f->hq[0], f->hn[0], HBINS, target, kmin, &below, &n_below);
+    size_t n = ty_gather(f, r->V, B, scale);
+    n = ty_refine(f, n, 10, 10, target, kmin, &below, &n_below);
+    n = ty_refine(f, n, 0, 10, target, kmin, &below, &n_below);
+    /* one score left: its candidates in (larger v, lower id) order */
+    const float ls = f->cvals[0];
+    for (size_t j = 0; j < n; j++)
+        c->work[j] = (struct nextok_token_data){f->cids[j], ty_value(r, f->cids[j]), 0.0f};
+    nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
+    size_t j = 0;
+    for (;; j++) {
+        below += nextok__mass_q(f->dw[c->work[j].id], scale);
+        if ((below >= target && n_below + j + 1 >= kmin) || j + 1 == n) break;
+    }
+    const float lv = c->work[j].logit;
+    const int32_t lid = c->work[j].id;
+    if (!dist_seed) {
+        ty_emit(c, r, center, ls, lv, lid);
+        return true;
+    }
+    ty_dense_draw(c, r, center, ls, lv, lid, *dist_seed);
+    *drawn = true;
+    return true;
+}
+
 bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *set)
 {
     if (!c->last_dense || !c->last_valid || !c->fused) return false;
@@ -1302,6 +1604,7 @@ void nextok__fused_materialize(struct nextok_chain *c, const void *row, enum nex
         else if (f->tmask[i]) continue; /* removed by a processor */
         else v = P(nextok__row_get(row, dt, i), f->dt);
         if (f->d_cut && !tp_keep(v, (int32_t)i, f->d_cut_v, f->d_cut_id)) continue;
+        if (f->d_typ && !ty_keep(v, (int32_t)i, f->d_typ_c, f->d_typ_s, f->d_typ_v, f->d_typ_id)) continue;
         if ((int32_t)i == sel) pick = n;
         c->work[n++] = (struct nextok_token_data){(int32_t)i, v, (float)((double)f->dw[i] / f->dz)};
     }
@@ -1382,6 +1685,17 @@ static size_t run_prefix(struct nextok_chain *c, struct run *r, size_t i)
                                        : NULL;
             bool drawn = false;
             if (!fuse_top_p(c, r, q, seed, &drawn)) return (size_t)-1;
+            return drawn ? c->n : i + 1;
+        }
+        case NEXTOK__K_TYPICAL: {
+            const struct nextok__p_typical *q = p;
+            if (q->p >= 1.0f || r->n_set <= 1 || q->min_keep >= r->n_set) continue; /* no-op */
+            const struct nextok_sampler *nx = i + 2 == c->n ? c->samplers[i + 1] : NULL;
+            const uint64_t *seed = nx && nextok__sampler_kind(nx) == NEXTOK__K_DIST
+                                       ? &((const struct nextok__p_seed *)nextok_sampler_ctx(nx))->seed
+                                       : NULL;
+            bool drawn = false;
+            if (!fuse_typical(c, r, q, seed, &drawn)) return (size_t)-1;
             return drawn ? c->n : i + 1;
         }
         case NEXTOK__K_MIROSTAT_V2:
