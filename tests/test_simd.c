@@ -263,6 +263,57 @@ static bool same_d(const double *a, const double *b, size_t n)
     return true;
 }
 
+/* typical-p's scan: every ISA gives the reference's scores, compacted ids and
+ * scores, and mass sums, for centres and brackets around the row's scores
+ * (empty, everything, one key, random), masses at several scales. */
+static void check_typscan(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt, size_t n,
+                          float div, const float *vals)
+{
+    static float sc[3][MAXN + 64], cv[3][MAXN + 64];
+    static int32_t ids[3][MAXN + 64];
+    for (int rep = 0; rep < 4; rep++) {
+        const float c = rep == 0 ? 0.0f : vals[next_u64() % n] + (rep == 3 ? gauss() : 0.0f);
+        float a = fabsf(vals[next_u64() % n] - c), b = fabsf(vals[next_u64() % n] - c);
+        if (a > b) { const float t = a; a = b; b = t; }
+        uint32_t klo, khi;
+        memcpy(&klo, &a, sizeof klo);
+        memcpy(&khi, &b, sizeof khi);
+        if (rep == 0) klo = 0, khi = 0xffffffffu;
+        if (rep == 1) khi = klo;
+        const float scale = ldexpf(1.0f, (int)(next_u64() % 80) - 10);
+        struct nextok__typscan ts[3];
+        size_t m[3] = {0};
+        for (int t = 0; t < 3; t++) {
+            if (!tabs[t]) continue;
+            ts[t] = (struct nextok__typscan){c, scale, klo, khi, 7, 3, 1};
+            m[t] = tabs[t]->typscan(g_row_u32, dt, n, div, g_w[0], &ts[t], sc[t], ids[t], cv[t]);
+            if (t == 0) continue;
+            CHECK_MSG(m[t] == m[0] && ts[t].q_total == ts[0].q_total && ts[t].q_below == ts[0].q_below &&
+                          ts[t].n_below == ts[0].n_below,
+                      "%s typscan sums differ (dt %d n %zu div %g rep %d)", tabs[t]->name, (int)dt, n, (double)div, rep);
+            CHECK_MSG(memcmp(sc[0], sc[t], n * sizeof(float)) == 0 && memcmp(ids[0], ids[t], m[0] * sizeof(int32_t)) == 0 &&
+                          memcmp(cv[0], cv[t], m[0] * sizeof(float)) == 0,
+                      "%s typscan arrays differ (dt %d n %zu div %g rep %d)", tabs[t]->name, (int)dt, n, (double)div, rep);
+        }
+        /* the reference against the definition on the processed values */
+        uint64_t qt = 7, qb = 3;
+        size_t nb = 1, mm = 0;
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++) {
+            const float s = fabsf(vals[i] - c);
+            uint32_t k;
+            memcpy(&k, &s, sizeof k);
+            const uint64_t q = nextok__mass_q(g_w[0][i], scale);
+            qt += q;
+            if (k < klo) qb += q, nb++;
+            else if (k <= khi) ok = ids[0][mm] == (int32_t)i && cv[0][mm] == s, mm++;
+            ok = ok && memcmp(&sc[0][i], &s, sizeof s) == 0;
+        }
+        CHECK_MSG(ok && mm == m[0] && qt == ts[0].q_total && qb == ts[0].q_below && nb == ts[0].n_below,
+                  "ref typscan != definition (dt %d n %zu div %g rep %d)", (int)dt, n, (double)div, rep);
+    }
+}
+
 /* typical-p's blocked S (kernels' wvsum) over the canonical weights g_w[0]:
  * every ISA equals the reference, which equals nextok__wvblock on the
  * processed values; with the unscaled weights (N != INT32_MIN: the one-pass
@@ -284,6 +335,7 @@ static void check_wvsum(const struct nextok__kernels *const tabs[3], enum nextok
         ok = memcmp(&e, &sb[0][b], sizeof e) == 0;
     }
     CHECK_MSG(ok, "ref wvsum != nextok__wvblock (dt %d n %zu div %g)", (int)dt, n, (double)div);
+    check_typscan(tabs, dt, n, div, vals);
     if (N == INT32_MIN) return;
     tabs[0]->wvsum(g_row_u32, dt, n, div, g_uw[0], ub);
     for (size_t b = 0; b < nb && ok; b++) ok = ldexp(ub[b], -N) == sb[0][b];

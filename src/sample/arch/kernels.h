@@ -26,6 +26,7 @@
 #include <string.h>
 
 struct nextok__wref;
+struct nextok__typscan;
 
 struct nextok__kernels {
     const char *name; /* "ref", "avx2", "avx512" */
@@ -92,6 +93,12 @@ struct nextok__kernels {
      * exact in double, the additions are in one fixed order). */
     void (*wvsum)(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
                   double *bs);
+
+    /* typical-p's scan (fused.c, fuse_typical), defined by
+     * nextok__typscan_scalar below. ids/vals need room for n + 16.
+     * Bit-identical in every ISA (integer sums, no rounding differences). */
+    size_t (*typscan)(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                      struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals);
 };
 
 /* The table for this CPU (NEXTOK_FORCE_REF=1 in the environment forces the
@@ -279,6 +286,45 @@ static inline double nextok__wvblock(const float *w, const float *v, size_t len)
     double a[16] = {0};
     for (size_t i = 0; i < len; i++) a[i & 15] += (double)w[i] * (double)v[i];
     return nextok__wtree(a);
+}
+
+/* In/out of the typical scan: the centre c, the mass scale, and a bracket of
+ * score bits [klo, khi]; the sums it adds to. */
+struct nextok__typscan {
+    float center, scale;
+    uint32_t klo, khi;
+    uint64_t q_total, q_below; /* added to */
+    size_t n_below;            /* added to */
+};
+
+/* The typical scan's definition: with v_i as wvsum's and s_i = |v_i - c|
+ * (float; >= +0, so bits(s_i) orders as s_i does), sc[i] = s_i; the mass
+ * q_i = floor(min(w_i scale, 2^62)) (as nextok__mass_q) of every i is added
+ * to q_total, of those with bits(s_i) < klo to q_below (counted in n_below);
+ * those with klo <= bits(s_i) <= khi are compacted in index order (ids[j] =
+ * i, vals[j] = s_i). Returns their count. */
+static inline size_t nextok__typscan_scalar(const float *v, size_t n, size_t base, const float *w,
+                                            struct nextok__typscan *ts, float *sc, int32_t *ids,
+                                            float *vals)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float s = fabsf(v[i] - ts->center);
+        uint32_t k;
+        memcpy(&k, &s, sizeof k);
+        const float x = w[i] * ts->scale;
+        const uint64_t q = (uint64_t)(int64_t)(x < 0x1p62f ? x : 0x1p62f);
+        sc[i] = s;
+        ts->q_total += q;
+        if (k < ts->klo) {
+            ts->q_below += q;
+            ts->n_below++;
+        } else if (k <= ts->khi) {
+            ids[m] = (int32_t)(base + i);
+            vals[m++] = s;
+        }
+    }
+    return m;
 }
 
 #endif

@@ -497,6 +497,33 @@ static void avx2_wvsum(const void *row, enum nextok_dtype dt, size_t n, float di
     else BY_DTYPE(wvsum_impl, dt, row, n, div, w, bs);
 }
 
+/* ---- typical-p's scan (kernels.h: nextok__typscan_scalar) ------------------ */
+
+/* The values 8 at a time (temp8s, as wvsum), then the scalar definition on
+ * each 64 (the int64 masses have no AVX2 conversion). */
+static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                           struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals)
+{
+    float v[64];
+    size_t m = 0;
+    for (size_t b = 0; b < n; b += 64) {
+        const size_t len = n - b < 64 ? n - b : 64;
+        size_t i = 0;
+        for (; i + 8 <= len; i += 8) _mm256_storeu_ps(v + i, temp8s(load8(row, dt, b + i), div, 1));
+        for (; i < len; i++) {
+            float x = ld1(row, dt, b + i);
+            if (div != 1.0f) {
+                x = x / div;
+                if (x > 3.40282347e38f) x = 3.40282347e38f;
+                if (x < -3.40282347e38f) x = -3.40282347e38f;
+            }
+            v[i] = x;
+        }
+        m += nextok__typscan_scalar(v, len, b, w + b, ts, sc + b, ids + m, vals + m);
+    }
+    return m;
+}
+
 /* ---- widening --------------------------------------------------------------- */
 
 static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
@@ -522,6 +549,7 @@ static const struct nextok__kernels avx2_table = {
     .weights = avx2_weights,
     .expw = avx2_expw,
     .wvsum = avx2_wvsum,
+    .typscan = avx2_typscan,
 };
 
 const struct nextok__kernels *nextok__kernels_avx2(void) { return &avx2_table; }
