@@ -1370,48 +1370,6 @@ static float ty_center(const struct run *r)
     return (float)(s / f->dz);
 }
 
-/* Level 0: every id's score into f->sel (-1 for removed ids: its bits are
- * above every bucket), mass (and, when asked, count) per bucket of bits
- * 30..20, interleaved copies as tp_level0; touched ids then trade the row's
- * score for their override's (dw is patched: the masses are theirs). */
-static void ty_level0(const struct run *r, float center, float scale, bool counts)
-{
-    struct nextok__fused *f = r->f;
-    uint64_t(*hq)[HBINS] = f->hq;
-    uint32_t(*hn)[HBINS] = f->hn;
-    memset(hq, 0, HCOPIES * sizeof *hq);
-    memset(hn, 0, 2 * sizeof *hn);
-    float vb[64];
-    for (size_t b = 0; b < r->V; b += 64) {
-        const size_t len = r->V - b < 64 ? r->V - b : 64;
-        const float *v = tp_vals(r, b, len, vb);
-        float *sc = f->sel + b;
-        for (size_t i = 0; i < len; i++) sc[i] = fabsf(v[i] - center);
-        const float *w = f->dw + b;
-        for (size_t i = 0; i < len; i++) hq[i & (HCOPIES - 1)][ty_bits(sc[i]) >> 20] += nextok__mass_q(w[i], scale);
-        if (counts)
-            for (size_t i = 0; i < len; i++) hn[i & 1][ty_bits(sc[i]) >> 20]++;
-    }
-    for (unsigned k = 0; k < HBINS; k++) {
-        for (unsigned c = 1; c < HCOPIES; c++) hq[0][k] += hq[c][k];
-        hn[0][k] += hn[1][k];
-    }
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const int32_t id = f->touched[j];
-        const uint32_t k = ty_bits(f->sel[id]) >> 20;
-        hq[0][k] -= nextok__mass_q(f->dw[id], scale);
-        hn[0][k] -= counts;
-        f->sel[id] = -1.0f;
-    }
-    for (size_t j = 0; j < f->n_ov; j++) {
-        const int32_t id = f->ov[j].id;
-        f->sel[id] = fabsf(P(f->ov[j].logit, r->t) - center);
-        const uint32_t k = ty_bits(f->sel[id]) >> 20;
-        hq[0][k] += nextok__mass_q(f->dw[id], scale);
-        hn[0][k] += counts;
-    }
-}
-
 /* From the bottom (most typical first): the first bucket b where the prefix
  * through it has mass >= target and at least kmin candidates; *below and
  * *n_below get the mass and count of the buckets under it. */
@@ -1426,18 +1384,84 @@ static unsigned ty_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins,
     return nbins - 1; /* not reached: the whole set satisfies both */
 }
 
-/* Candidates of level-0 bucket B in id order: ids in cids, scores in cvals,
- * masses in cq. Returns the count. */
-static size_t ty_gather(struct nextok__fused *f, size_t V, uint32_t B, float scale)
+/* A bracket [*klo, *khi] of score bits expected to hold the cut: the
+ * level-0 bucket (bits 30..20) where a strided sample's mass crosses p (and
+ * its share of min_keep), widened by a bucket each way. Small rows: all. */
+static void ty_bracket(const struct run *r, float center, float scale, float p, size_t kmin,
+                       uint32_t *klo, uint32_t *khi)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < V; i++) { /* branch-free compaction: most ids are elsewhere */
-        f->cids[n] = (int32_t)i;
-        f->cvals[n] = f->sel[i];
-        n += ty_bits(f->sel[i]) >> 20 == B;
+    struct nextok__fused *f = r->f;
+    *klo = 0;
+    *khi = UINT32_MAX;
+    if (r->V <= 8192) return;
+    uint64_t *hq = f->hq[0];
+    uint32_t *hn = f->hn[0];
+    memset(hq, 0, HBINS * sizeof *hq);
+    memset(hn, 0, HBINS * sizeof *hn);
+    /* 32 runs of 64 contiguous ids: few cache lines, spread over the row */
+    const size_t runs = 32, gap = r->V / runs;
+    size_t ns = 0;
+    uint64_t tot = 0;
+    for (size_t b = 0; b < runs; b++)
+        for (size_t i = b * gap; i < b * gap + 64; i++) {
+            if (f->tmask[i]) continue;
+            const float sc = fabsf(P(nextok__row_get(r->row, r->dt, i), r->t) - center);
+            const uint64_t q = nextok__mass_q(f->dw[i], scale);
+            hq[ty_bits(sc) >> 20] += q;
+            hn[ty_bits(sc) >> 20]++;
+            tot += q;
+            ns++;
+        }
+    if (tot == 0) return;
+    uint64_t below = 0;
+    size_t n_below = 0;
+    const size_t ks = kmin ? (size_t)((double)kmin * (double)ns / (double)r->n_set) : 0;
+    const unsigned B = ty_cross(hq, hn, HBINS, nextok__mass_target(p, tot), ks, &below, &n_below);
+    *klo = B > 0 ? (uint32_t)(B - 1) << 20 : 0;
+    *khi = B + 2 < HBINS ? ((uint32_t)(B + 2) << 20) - 1 : UINT32_MAX;
+}
+
+/* One SIMD scan (kernels' typscan): every score into f->sel, the total mass
+ * and the mass and count under the bracket, its candidates (ids ascending
+ * from the row, overrides appended) in cids/cvals with masses in cq. The
+ * touched ids trade the row's terms for their overrides' (dw is patched, so
+ * the masses are already theirs). Returns the bracket's count. */
+static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
+{
+    struct nextok__fused *f = r->f;
+    size_t m = r->k->typscan(r->row, r->dt, r->V, r->t, f->dw, ts, f->sel, f->cids, f->cvals);
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const int32_t id = f->touched[j];
+        const uint32_t k = ty_bits(f->sel[id]);
+        const uint64_t q = nextok__mass_q(f->dw[id], ts->scale);
+        ts->q_total -= q;
+        if (k < ts->klo) ts->q_below -= q, ts->n_below--;
     }
-    for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
-    return n;
+    if (r->n_touched > 0) { /* drop the row's touched entries */
+        size_t j = 0;
+        for (size_t i = 0; i < m; i++) {
+            f->cids[j] = f->cids[i];
+            f->cvals[j] = f->cvals[i];
+            j += !f->tmask[f->cids[i]];
+        }
+        m = j;
+    }
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const int32_t id = f->ov[j].id;
+        const float sc = fabsf(P(f->ov[j].logit, r->t) - ts->center);
+        const uint64_t q = nextok__mass_q(f->dw[id], ts->scale);
+        f->sel[id] = sc;
+        ts->q_total += q;
+        if (ty_bits(sc) < ts->klo) {
+            ts->q_below += q;
+            ts->n_below++;
+        } else if (ty_bits(sc) <= ts->khi) {
+            f->cids[m] = id;
+            f->cvals[m++] = sc;
+        }
+    }
+    for (size_t i = 0; i < m; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], ts->scale);
+    return m;
 }
 
 /* Keep only the crossing sub-bucket of bits shift .. shift+bits-1 (in place,
@@ -1492,33 +1516,33 @@ static void ty_emit(struct nextok_chain *c, const struct run *r, float center, f
 }
 
 /* dist right after the cut: the dense weights with every non-survivor at 0,
- * their block sums and the canonical walk, as tp_dense_draw. */
-static void ty_dense_draw(struct nextok_chain *c, const struct run *r, float center, float ls,
-                          float lv, int32_t lid, uint64_t seed)
+ * their block sums and the canonical walk, as tp_dense_draw. f->sel holds
+ * every candidate's score (ty_scan; removed ids weigh 0 already), so one
+ * pass keeps score < ls; the kept ones of score ls, work[0 .. nt-1] (their
+ * weights saved in .p), are put back and their blocks summed again. */
+static void ty_dense_draw(struct nextok_chain *c, const struct run *r, size_t nt, float center,
+                          float ls, float lv, int32_t lid, uint64_t seed)
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
-    float vb[64];
+    const uint32_t kls = ty_bits(ls);
+    for (size_t k = 0; k < nt; k++) c->work[k].p = f->dw[c->work[k].id];
     for (size_t b = 0; b < V; b += 64) {
         const size_t len = V - b < 64 ? V - b : 64;
-        const float *v = tp_vals(r, b, len, vb);
         float *w = f->dw + b;
-        for (size_t i = 0; i < len; i++) {
-            const float s = fabsf(v[i] - center);
-            const int keep = (s < ls) | ((s == ls) & ((v[i] > lv) | ((v[i] == lv) & ((int32_t)(b + i) <= lid))));
-            w[i] = keep ? w[i] : 0.0f;
-        }
+        const float *sc = f->sel + b;
+        for (size_t i = 0; i < len; i++) w[i] = ty_bits(sc[i]) < kls ? w[i] : 0.0f;
         f->dbs[b / 64] = nextok__wblock(w, len);
     }
-    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
-    for (size_t j = 0; j < f->n_ov; j++) {
-        const float x = P(f->ov[j].logit, r->t);
-        if (ty_keep(x, f->ov[j].id, center, ls, lv, lid)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
+    for (size_t k = 0; k < nt; k++) {
+        f->dw[c->work[k].id] = c->work[k].p;
+        f->tys[(size_t)c->work[k].id >> 6] = -1.0; /* tys is free after ty_center: dirty marks */
     }
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t b = (size_t)f->touched[j] >> 6;
-        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
-    }
+    for (size_t b = 0; b < nb && nt > 0; b++)
+        if (f->tys[b] == -1.0) {
+            f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+            f->tys[b] = 0.0;
+        }
     f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
     f->dt = r->t;
     f->d_touched = r->n_touched;
@@ -1548,14 +1572,30 @@ static bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nex
     /* masses of the canonical weights: dw is them times 2^dN */
     const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
     const size_t kmin = q->min_keep > 1 ? q->min_keep : 0; /* 1: implied by the mass */
-    ty_level0(r, center, scale, kmin > 0);
-    uint64_t total = 0;
-    for (unsigned k = 0; k < HBINS; k++) total += f->hq[0][k];
-    const uint64_t target = nextok__mass_target(q->p, total);
-    uint64_t below = 0;
-    size_t n_below = 0;
-    const unsigned B = ty_cross(f->hq[0], f->hn[0], HBINS, target, kmin, &below, &n_below);
-    size_t n = ty_gather(f, r->V, B, scale);
+    struct nextok__typscan ts = {center, scale, 0, 0, 0, 0, 0};
+    ty_bracket(r, center, scale, q->p, kmin, &ts.klo, &ts.khi);
+    size_t n;
+    uint64_t target;
+    for (;;) { /* at most three scans: a miss moves the bracket to the side known to hold the cut */
+        ts.q_total = ts.q_below = 0;
+        ts.n_below = 0;
+        n = ty_scan(r, &ts);
+        target = nextok__mass_target(q->p, ts.q_total);
+        uint64_t qin = 0;
+        for (size_t i = 0; i < n; i++) qin += f->cq[i];
+        if (ts.q_below >= target && ts.n_below >= kmin) { /* the cut is under the bracket */
+            ts.khi = ts.klo - 1;
+            ts.klo = 0;
+        } else if (ts.q_below + qin < target || ts.n_below + n < kmin) { /* over it */
+            ts.klo = ts.khi + 1;
+            ts.khi = UINT32_MAX;
+        } else {
+            break;
+        }
+    }
+    uint64_t below = ts.q_below;
+    size_t n_below = ts.n_below;
+    n = ty_refine(f, n, 20, 11, target, kmin, &below, &n_below);
     n = ty_refine(f, n, 10, 10, target, kmin, &below, &n_below);
     n = ty_refine(f, n, 0, 10, target, kmin, &below, &n_below);
     /* one score left: its candidates in (larger v, lower id) order */
@@ -1574,7 +1614,7 @@ static bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nex
         ty_emit(c, r, center, ls, lv, lid);
         return true;
     }
-    ty_dense_draw(c, r, center, ls, lv, lid, *dist_seed);
+    ty_dense_draw(c, r, j + 1, center, ls, lv, lid, *dist_seed);
     *drawn = true;
     return true;
 }
