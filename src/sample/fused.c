@@ -1464,29 +1464,47 @@ static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
     return m;
 }
 
-/* Keep only the crossing sub-bucket of bits shift .. shift+bits-1 (in place,
- * order kept). Returns the count. */
-static size_t ty_refine(struct nextok__fused *f, size_t n, unsigned shift, unsigned bits,
+/* Keep only the crossing sub-bucket (key - base) >> shift (< nb <= HBINS)
+ * of the set (in place, order kept), two interleaved histograms so that a
+ * run of equal buckets does not wait on its own stores. Returns the count;
+ * *base becomes the sub-bucket's first key. */
+static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift, unsigned nb,
                         uint64_t target, size_t kmin, uint64_t *below, size_t *n_below)
 {
-    uint64_t *hq = f->hq[0];
-    uint32_t *hn = f->hn[0];
-    const unsigned nb = 1u << bits;
+    uint64_t *hq = f->hq[0], *hq1 = f->hq[1];
+    uint32_t *hn = f->hn[0], *hn1 = f->hn[1];
     memset(hq, 0, nb * sizeof *hq);
     memset(hn, 0, nb * sizeof *hn);
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t k = (ty_bits(f->cvals[i]) >> shift) & (nb - 1);
+    memset(hq1, 0, nb * sizeof *hq1);
+    memset(hn1, 0, nb * sizeof *hn1);
+    const uint32_t b0 = *base;
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        const uint32_t k0 = (ty_bits(f->cvals[i]) - b0) >> shift, k1 = (ty_bits(f->cvals[i + 1]) - b0) >> shift;
+        hq[k0] += f->cq[i];
+        hn[k0]++;
+        hq1[k1] += f->cq[i + 1];
+        hn1[k1]++;
+    }
+    for (; i < n; i++) {
+        const uint32_t k = (ty_bits(f->cvals[i]) - b0) >> shift;
         hq[k] += f->cq[i];
         hn[k]++;
     }
+    for (unsigned k = 0; k < nb; k++) {
+        hq[k] += hq1[k];
+        hn[k] += hn1[k];
+    }
     const unsigned B = ty_cross(hq, hn, nb, target, kmin, below, n_below);
     size_t j = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (((ty_bits(f->cvals[i]) >> shift) & (nb - 1)) != B) continue;
+    for (i = 0; i < n; i++) {
+        const bool in = (ty_bits(f->cvals[i]) - b0) >> shift == B;
         f->cids[j] = f->cids[i];
         f->cvals[j] = f->cvals[i];
-        f->cq[j++] = f->cq[i];
+        f->cq[j] = f->cq[i];
+        j += in;
     }
+    *base = b0 + ((uint32_t)B << shift);
     return j;
 }
 
@@ -1595,9 +1613,15 @@ static bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nex
     }
     uint64_t below = ts.q_below;
     size_t n_below = ts.n_below;
-    n = ty_refine(f, n, 20, 11, target, kmin, &below, &n_below);
-    n = ty_refine(f, n, 10, 10, target, kmin, &below, &n_below);
-    n = ty_refine(f, n, 0, 10, target, kmin, &below, &n_below);
+    /* refine the bracket's keys [klo, khi] 11 bits at a time down to one key */
+    uint32_t base = ts.klo, span = ts.khi - ts.klo;
+    for (;;) {
+        unsigned shift = 0;
+        while ((span >> shift) >= HBINS) shift++;
+        n = ty_refine(f, n, &base, shift, (span >> shift) + 1, target, kmin, &below, &n_below);
+        if (shift == 0) break;
+        span = (1u << shift) - 1;
+    }
     /* one score left: its candidates in (larger v, lower id) order */
     const float ls = f->cvals[0];
     for (size_t j = 0; j < n; j++)
