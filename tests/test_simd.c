@@ -280,7 +280,9 @@ static void check_typscan(const struct nextok__kernels *const tabs[3], enum next
         memcpy(&khi, &b, sizeof khi);
         if (rep == 0) klo = 0, khi = 0xffffffffu;
         if (rep == 1) khi = klo;
-        const float scale = ldexpf(1.0f, (int)(next_u64() % 80) - 10);
+        /* masses as fuse_typical's: w < 2, scale <= 2^mass_shift(n), so
+         * every sum stays below 2^62 (the kernel's contract) */
+        const float scale = ldexpf(1.0f, (int)nextok__mass_shift(n) - (int)(next_u64() % 80));
         struct nextok__typscan ts[3];
         size_t m[3] = {0};
         for (int t = 0; t < 3; t++) {

@@ -95,7 +95,8 @@ struct nextok__kernels {
                   double *bs);
 
     /* typical-p's scan (fused.c, fuse_typical), defined by
-     * nextok__typscan_scalar below. ids/vals need room for n + 16.
+     * nextok__typscan_scalar below. ids/vals need room for n + 16; the
+     * masses must sum below 2^62 (w < 2 and n scale <= 2^61, as top-p's).
      * Bit-identical in every ISA (integer sums, no rounding differences). */
     size_t (*typscan)(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
                       struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals);
