@@ -1384,9 +1384,39 @@ static unsigned ty_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins,
     return nbins - 1; /* not reached: the whole set satisfies both */
 }
 
-/* A bracket [*klo, *khi] of score bits expected to hold the cut: the
- * level-0 bucket (bits 30..20) where a strided sample's mass crosses p (and
- * its share of min_keep), widened by a bucket each way. Small rows: all. */
+#define TY_HEAVY 8 /* heaviest blocks the bracket's sample takes whole */
+#define TY_RUNS 32  /* blocks it takes at even strides                 */
+
+/* Add block b's candidates to the sample histogram (hq[0], hn[0]), masses
+ * (their high bits) times mul. Returns their sum. */
+static uint64_t ty_sample_block(const struct run *r, size_t b, float center, float scale, uint64_t mul)
+{
+    struct nextok__fused *f = r->f;
+    uint64_t tot = 0;
+    const size_t e = 64 * b + 64 < r->V ? 64 * b + 64 : r->V;
+    for (size_t i = 64 * b; i < e; i++) {
+        if (f->tmask[i]) continue;
+        const float sc = fabsf(P(nextok__row_get(r->row, r->dt, i), r->t) - center);
+        /* q < 2^62 / n, mul <= n / 64, 2560 of them: >> 8 keeps the sum
+         * below 2^62 (a bracket needs no low bits) */
+        const uint64_t q = (nextok__mass_q(f->dw[i], scale) >> 8) * mul;
+        f->hq[0][ty_bits(sc) >> 20] += q;
+        f->hn[0][ty_bits(sc) >> 20]++;
+        tot += q;
+    }
+    return tot;
+}
+
+/*
+ * A bracket [*klo, *khi] of score bits expected to hold the cut: the level-0
+ * bucket (bits 30..20) where a sample's mass crosses p (and its share of
+ * min_keep), widened by a bucket each way. The sample: the TY_HEAVY blocks
+ * of largest weight sum (exactly: a peaked row's few heavy tokens decide the
+ * cut and a strided sample misses them) and TY_RUNS blocks at even strides
+ * standing for the rest (masses times the ratio of the block counts, in
+ * integers). Only speed depends on it: fuse_typical moves a bracket that
+ * misses. Small rows: everything.
+ */
 static void ty_bracket(const struct run *r, float center, float scale, float p, size_t kmin,
                        uint32_t *klo, uint32_t *khi)
 {
@@ -1394,29 +1424,32 @@ static void ty_bracket(const struct run *r, float center, float scale, float p, 
     *klo = 0;
     *khi = UINT32_MAX;
     if (r->V <= 8192) return;
-    uint64_t *hq = f->hq[0];
-    uint32_t *hn = f->hn[0];
-    memset(hq, 0, HBINS * sizeof *hq);
-    memset(hn, 0, HBINS * sizeof *hn);
-    /* 32 runs of 64 contiguous ids: few cache lines, spread over the row */
-    const size_t runs = 32, gap = r->V / runs;
-    size_t ns = 0;
+    memset(f->hq[0], 0, sizeof f->hq[0]);
+    memset(f->hn[0], 0, sizeof f->hn[0]);
+    const size_t nb = (r->V + 63) / 64;
+    size_t heavy[TY_HEAVY], nh = 0; /* block ids, by weight sum descending */
+    for (size_t b = 0; b < nb; b++) {
+        if (nh == TY_HEAVY && !(f->dbs[b] > f->dbs[heavy[nh - 1]])) continue;
+        size_t j = nh < TY_HEAVY ? nh++ : nh - 1;
+        for (; j > 0 && f->dbs[heavy[j - 1]] < f->dbs[b]; j--) heavy[j] = heavy[j - 1];
+        heavy[j] = b;
+    }
+    /* the strided blocks stand for nb - nh blocks: mass times (nb - nh),
+     * the heavy ones times TY_RUNS */
     uint64_t tot = 0;
-    for (size_t b = 0; b < runs; b++)
-        for (size_t i = b * gap; i < b * gap + 64; i++) {
-            if (f->tmask[i]) continue;
-            const float sc = fabsf(P(nextok__row_get(r->row, r->dt, i), r->t) - center);
-            const uint64_t q = nextok__mass_q(f->dw[i], scale);
-            hq[ty_bits(sc) >> 20] += q;
-            hn[ty_bits(sc) >> 20]++;
-            tot += q;
-            ns++;
-        }
+    for (size_t j = 0; j < nh; j++) tot += ty_sample_block(r, heavy[j], center, scale, TY_RUNS);
+    for (size_t k = 0; k < TY_RUNS; k++) {
+        const size_t b = k * nb / TY_RUNS;
+        bool is_heavy = false;
+        for (size_t j = 0; j < nh; j++) is_heavy |= heavy[j] == b;
+        if (!is_heavy) tot += ty_sample_block(r, b, center, scale, nb - nh);
+    }
     if (tot == 0) return;
     uint64_t below = 0;
     size_t n_below = 0;
+    const size_t ns = 64 * (TY_RUNS + nh);
     const size_t ks = kmin ? (size_t)((double)kmin * (double)ns / (double)r->n_set) : 0;
-    const unsigned B = ty_cross(hq, hn, HBINS, nextok__mass_target(p, tot), ks, &below, &n_below);
+    const unsigned B = ty_cross(f->hq[0], f->hn[0], HBINS, nextok__mass_target(p, tot), ks, &below, &n_below);
     *klo = B > 0 ? (uint32_t)(B - 1) << 20 : 0;
     *khi = B + 2 < HBINS ? ((uint32_t)(B + 2) << 20) - 1 : UINT32_MAX;
 }
