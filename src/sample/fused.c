@@ -40,9 +40,9 @@
  *      its own draw on the survivors (fuse_miro2).
  *
  *   8. typical-p first: c = S / Z from the dense weights and a SIMD pass for
- *      S, then a histogram of the integer mass over the score |v - c|,
- *      refined in the crossing bucket (fuse_typical); dist after it draws
- *      densely.
+ *      S, then one SIMD scan of the score |v - c| and integer mass with a
+ *      bracket from a sample: exact mass under it, its candidates refined by
+ *      histograms down to the cut (fuse_typical); dist after it draws densely.
  *
  * Chains whose first reducing stage is Mirostat v1 are still
  * handed back to the plain chain (see docs/performance.md). Rows holding NaN or ±inf are handed back too; the
@@ -1301,13 +1301,15 @@ static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nexto
  * typical-p (docs/semantics.md): c = S / Z from the blocked sums (the SIMD
  * wvsum over the dense weights: S and Z both carry the exact factor 2^dN, so
  * the quotient is the chain's), score |v - c|, top-p's integer masses. The
- * typical order is score ascending, so the cut is found as fuse_top_p finds
- * its own, from the bottom: the mass (and, for min_keep, the count) of each
- * bucket of the score's bits (level 0: bits 30..20; scores are >= +0, so
- * their bits order as they do), the crossing bucket's candidates refined by
- * bits 19..10 and 9..0 down to one score, whose candidates are ordered by
- * (larger v, lower id) exactly. The cut is the triple (score, v, id) of the
- * last kept candidate in typical order: kept = lexicographically <= it.
+ * typical order is score ascending, and scores are >= +0, so their bits
+ * order as they do. A bracket [klo, khi] of score bits is guessed from a
+ * sample (ty_bracket); one SIMD scan (typscan) gives the exact total mass,
+ * the exact mass and count under the bracket and the bracket's candidates;
+ * when the cut is outside, the bracket moves to the side that holds it and
+ * the scan runs again. Inside, histograms of the key refine down to one
+ * score, whose candidates are ordered by (larger v, lower id) exactly. The
+ * cut is the triple (score, v, id) of the last kept candidate in typical
+ * order: kept = lexicographically <= it.
  */
 
 static inline uint32_t ty_bits(float s)
