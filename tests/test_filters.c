@@ -390,6 +390,55 @@ TEST(typical_basic)
     nextok_sampler_free(s);
 }
 
+/* The canonical definition: c = S / Z with S = sum w_i v_i, score |v - c|. */
+TEST(typical_center)
+{
+    /* logits 2 0 0 0: w = e^2 1 1 1 (canonical, ~1e-7 relative), Z = 10.389,
+     * S = 2 e^2 = 14.778, c = 1.4225; scores 0.5775 1.4225 1.4225 1.4225:
+     * typical order id 0, then 1 2 3 (equal logits: lower id first);
+     * p_0 = 0.7112, cumulative 0.7112 0.8075 0.9038 1 */
+    const float l[] = {2.0f, 0.0f, 0.0f, 0.0f};
+    const float ps[] = {0.7f, 0.75f, 0.85f, 0.95f};
+    const size_t want[] = {1, 2, 3, 4};
+    struct arr x;
+    for (size_t i = 0; i < 4; i++) {
+        struct nextok_sampler *s;
+        CHECK_OK(nextok_sampler_init_typical(&s, ps[i], 1, NULL));
+        arr_logits(&x, l, 4);
+        APPLY(s, &x);
+        CHECK_EQ_INT(x.a.size, want[i]);
+        nextok_sampler_free(s);
+    }
+    struct nextok_sampler *s;
+    CHECK_OK(nextok_sampler_init_typical(&s, 0.75f, 1, NULL));
+    arr_logits(&x, l, 4);
+    arr_reverse(&x);
+    APPLY(s, &x);
+    CHECK_SEQ(&x.a, 1, 0); /* kept in input (reversed) order */
+    nextok_sampler_free(s);
+    /* min_keep counts in typical order: 3 keeps ids 0 1 2 although p = 0.5 */
+    CHECK_OK(nextok_sampler_init_typical(&s, 0.5f, 3, NULL));
+    arr_logits(&x, l, 4);
+    APPLY(s, &x);
+    CHECK_SEQ(&x.a, 0, 1, 2);
+    nextok_sampler_free(s);
+    /* logits 0 0 0 -3 (ids 0..3): c = -3 e^-3 / (3 + e^-3) = -0.0489; the
+     * three zeros (score 0.0489) come before id 3 (score 2.95) and
+     * carry 0.9834 of the mass: p = 0.95 keeps exactly them */
+    const float m[] = {0.0f, 0.0f, 0.0f, -3.0f};
+    CHECK_OK(nextok_sampler_init_typical(&s, 0.95f, 1, NULL));
+    arr_logits(&x, m, 4);
+    APPLY(s, &x);
+    CHECK_SEQ(&x.a, 0, 1, 2);
+    nextok_sampler_free(s);
+    /* the same with p = 0.3: 0.3278 per zero, one of them (lowest id) */
+    CHECK_OK(nextok_sampler_init_typical(&s, 0.3f, 1, NULL));
+    arr_logits(&x, m, 4);
+    APPLY(s, &x);
+    CHECK_SEQ(&x.a, 0);
+    nextok_sampler_free(s);
+}
+
 /* ---- top-n-sigma ---------------------------------------------------------------- */
 
 TEST(top_n_sigma_basic)
@@ -1049,6 +1098,7 @@ int main(void)
     RUN(min_p_basic);
     RUN(min_p_inclusive_boundary);
     RUN(typical_basic);
+    RUN(typical_center);
     RUN(top_n_sigma_basic);
     RUN(xtc_basic);
     RUN(xtc_coin);

@@ -390,6 +390,18 @@ TEST(test_fused_is_used)
         CHECK_MSG(nextok_chain_last_fused(c), "profile %d not fused", prof);
         nextok_chain_free(c);
     }
+    /* typical (p < 1) then dist fuses too */
+    struct nextok_sampling_params p = nextok_sampling_default_params(NEXTOK_PROFILE_VLLM);
+    p.n_vocab = 32000;
+    p.seed = 5;
+    p.typical_p = 0.95f;
+    struct nextok_chain *c = NULL;
+    CHECK_OK(nextok_chain_init_sampling(&c, &p, NULL));
+    make_row(R_PEAKED, 32000, row);
+    int32_t tok;
+    CHECK_OK(nextok_chain_sample(c, row, NEXTOK_DTYPE_F32, &tok));
+    CHECK_MSG(nextok_chain_last_fused(c), "typical not fused");
+    nextok_chain_free(c);
 }
 
 /* Full-vocabulary dist (processors, temperature, dist): the fused path keeps
@@ -597,10 +609,61 @@ TEST(test_fused_sigma_straddle)
     CHECK(fused > runs / 2);
 }
 
+/* typical first (processors, a temperature before it): fuse_typical's
+ * histogram cut over |v - c| against typical.c's sort, densely drawn when
+ * dist follows, emitted in id order when another stage does; p, min_keep
+ * (counted in typical order), every dtype, tie-heavy and all-equal rows. */
+TEST(test_fused_typical)
+{
+    int fused = 0, runs = 0;
+    for (int rep = 0; rep < scale() / 2 + 2; rep++)
+        for (int rk = 0; rk < R_COUNT; rk++)
+            for (int dt = 0; dt < 3; dt++) {
+                const size_t V = (size_t)(int[]){1, 2, 5, 64, 65, 999, 4097, 20000}[pick(8)];
+                struct nextok_chain_params cp = nextok_chain_default_params();
+                cp.n_vocab = (int32_t)V;
+                struct nextok_chain *c = NULL;
+                CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+                struct nextok_sampler *s = NULL;
+                if (pick(2)) { /* bias (some bans, some raising a token far up) and bans */
+                    struct nextok_logit_bias lb[6];
+                    for (int i = 0; i < 6; i++)
+                        lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * 20 - 10) : -INFINITY};
+                    CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 6, NULL));
+                    CHECK_OK(nextok_chain_add(c, s));
+                    int32_t ban[2] = {(int32_t)pick(V), (int32_t)pick(V)};
+                    if (V > 2 && ban[0] != ban[1] && pick(2)) {
+                        CHECK_OK(nextok_sampler_init_banned(&s, (int32_t)V, ban, 2, NULL));
+                        CHECK_OK(nextok_chain_add(c, s));
+                    }
+                }
+                if (pick(2)) {
+                    CHECK_OK(nextok_sampler_init_temp(&s, (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)], NULL));
+                    CHECK_OK(nextok_chain_add(c, s));
+                }
+                const float p = (float[]){0.05f, 0.5f, 0.9f, 0.95f, 0.999f, (float)unif()}[pick(6)];
+                CHECK_OK(nextok_sampler_init_typical(&s, p > 0.0f ? p : 0.5f, pick(3) ? 1 : pick(40), NULL));
+                CHECK_OK(nextok_chain_add(c, s));
+                if (pick(3) == 0) { /* a tail stage: the survivors are emitted in id order */
+                    CHECK_OK(nextok_sampler_init_min_p(&s, 0.02f, 1, NULL));
+                    CHECK_OK(nextok_chain_add(c, s));
+                }
+                CHECK_OK(nextok_sampler_init_dist(&s, 3 + (uint64_t)rep, NULL));
+                CHECK_OK(nextok_chain_add(c, s));
+                dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
+                runs++;
+                fused += nextok_chain_last_fused(c);
+                nextok_chain_free(c);
+            }
+    printf("  %d typical chains, %d ended on the fused path\n", runs, fused);
+    CHECK(fused > runs / 3);
+}
+
 int main(void)
 {
     RUN(test_fused_dense_dist);
     RUN(test_fused_top_p);
+    RUN(test_fused_typical);
     RUN(test_fused_random_configs);
     RUN(test_fused_manual_chains);
     RUN(test_fused_min_p_top_k_boundary);

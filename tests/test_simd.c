@@ -478,6 +478,87 @@ static bool same_d(const double *a, const double *b, size_t n)
     return true;
 }
 
+/* typical-p's scan: every ISA gives the reference's scores, compacted ids and
+ * scores, and mass sums, for centres and brackets around the row's scores
+ * (empty, everything, one key, random), masses at several scales. */
+static void check_typscan(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt, size_t n,
+                          float div, const float *vals)
+{
+    static float sc[3][MAXN + 64], cv[3][MAXN + 64];
+    static int32_t ids[3][MAXN + 64];
+    for (int rep = 0; rep < 4; rep++) {
+        const float c = rep == 0 ? 0.0f : vals[next_u64() % n] + (rep == 3 ? gauss() : 0.0f);
+        float a = fabsf(vals[next_u64() % n] - c), b = fabsf(vals[next_u64() % n] - c);
+        if (a > b) { const float t = a; a = b; b = t; }
+        uint32_t klo, khi;
+        memcpy(&klo, &a, sizeof klo);
+        memcpy(&khi, &b, sizeof khi);
+        if (rep == 0) klo = 0, khi = 0xffffffffu;
+        if (rep == 1) khi = klo;
+        /* masses as fuse_typical's: w < 2, scale <= 2^mass_shift(n), so
+         * every sum stays below 2^62 (the kernel's contract) */
+        const float scale = ldexpf(1.0f, (int)nextok__mass_shift(n) - (int)(next_u64() % 80));
+        struct nextok__typscan ts[3];
+        size_t m[3] = {0};
+        for (int t = 0; t < 3; t++) {
+            if (!tabs[t]) continue;
+            ts[t] = (struct nextok__typscan){c, scale, klo, khi, 7, 3, 1};
+            m[t] = tabs[t]->typscan(g_row_u32, dt, n, div, g_w[0], &ts[t], sc[t], ids[t], cv[t]);
+            if (t == 0) continue;
+            CHECK_MSG(m[t] == m[0] && ts[t].q_total == ts[0].q_total && ts[t].q_below == ts[0].q_below &&
+                          ts[t].n_below == ts[0].n_below,
+                      "%s typscan sums differ (dt %d n %zu div %g rep %d)", tabs[t]->name, (int)dt, n, (double)div, rep);
+            CHECK_MSG(memcmp(sc[0], sc[t], n * sizeof(float)) == 0 && memcmp(ids[0], ids[t], m[0] * sizeof(int32_t)) == 0 &&
+                          memcmp(cv[0], cv[t], m[0] * sizeof(float)) == 0,
+                      "%s typscan arrays differ (dt %d n %zu div %g rep %d)", tabs[t]->name, (int)dt, n, (double)div, rep);
+        }
+        /* the reference against the definition on the processed values */
+        uint64_t qt = 7, qb = 3;
+        size_t nb = 1, mm = 0;
+        bool ok = true;
+        for (size_t i = 0; i < n && ok; i++) {
+            const float s = fabsf(vals[i] - c);
+            uint32_t k;
+            memcpy(&k, &s, sizeof k);
+            const uint64_t q = nextok__mass_q(g_w[0][i], scale);
+            qt += q;
+            if (k < klo) qb += q, nb++;
+            else if (k <= khi) ok = ids[0][mm] == (int32_t)i && cv[0][mm] == s, mm++;
+            ok = ok && memcmp(&sc[0][i], &s, sizeof s) == 0;
+        }
+        CHECK_MSG(ok && mm == m[0] && qt == ts[0].q_total && qb == ts[0].q_below && nb == ts[0].n_below,
+                  "ref typscan != definition (dt %d n %zu div %g rep %d)", (int)dt, n, (double)div, rep);
+    }
+}
+
+/* typical-p's blocked S (kernels' wvsum) over the canonical weights g_w[0]:
+ * every ISA equals the reference, which equals nextok__wvblock on the
+ * processed values; with the unscaled weights (N != INT32_MIN: the one-pass
+ * premise holds) it is the canonical S times 2^N exactly, block by block. */
+static void check_wvsum(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt, size_t n,
+                        float div, const float *vals, int32_t N)
+{
+    static double sb[3][MAXN / 64 + 2], ub[MAXN / 64 + 2];
+    const size_t nb = (n + 63) / 64;
+    for (int t = 0; t < 3; t++) {
+        if (!tabs[t]) continue;
+        tabs[t]->wvsum(g_row_u32, dt, n, div, g_w[0], sb[t]);
+        CHECK_MSG(memcmp(sb[0], sb[t], nb * sizeof(double)) == 0, "%s wvsum differs (dt %d n %zu div %g)",
+                  tabs[t]->name, (int)dt, n, (double)div);
+    }
+    bool ok = true;
+    for (size_t b = 0; b < nb && ok; b++) {
+        const double e = nextok__wvblock(g_w[0] + 64 * b, vals + 64 * b, n - 64 * b < 64 ? n - 64 * b : 64);
+        ok = memcmp(&e, &sb[0][b], sizeof e) == 0;
+    }
+    CHECK_MSG(ok, "ref wvsum != nextok__wvblock (dt %d n %zu div %g)", (int)dt, n, (double)div);
+    check_typscan(tabs, dt, n, div, vals);
+    if (N == INT32_MIN) return;
+    tabs[0]->wvsum(g_row_u32, dt, n, div, g_uw[0], ub);
+    for (size_t b = 0; b < nb && ok; b++) ok = ldexp(ub[b], -N) == sb[0][b];
+    CHECK_MSG(ok, "unscaled S != canonical S 2^N (dt %d n %zu div %g N %d)", (int)dt, n, (double)div, (int)N);
+}
+
 /* ref, AVX2, AVX-512 weights (row and array forms) compared with memcmp, with
  * the canonical reference of the row's maximum and the unscaled one; the
  * reference against libm exp within 1.3e-7 + 3e-9 |x| relative; and where
@@ -563,6 +644,7 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
         CHECK_MSG(memcmp(g_w[0], w2, n * sizeof(float)) == 0, "%s expw differs from weights (n %zu)",
                   tabs[t]->name, n);
     }
+    check_wvsum(tabs, dt, n, div, vals, m == vhi && nextok__wref_unscaled_ok(vlo, vhi) ? ref.n : INT32_MIN);
 }
 
 /* Rows inside the one-pass range with shifted maxima (N from -40 to 50):

@@ -3,10 +3,16 @@
  * keep the tokens whose surprise -ln p is closest to the entropy H, the
  * shortest such prefix with cumulative probability >= p.
  *
+ * Exact on the canonical weights (docs/semantics.md, typical-p): since
+ * -ln p_i - H = c - v_i with c = sum p_i v_i, the order is |v_i - c| with c
+ * from blocked sums, and the mass is top-p's integer one, so the fused path
+ * (fused.c, fuse_typical) reaches the same cut without sorting.
+ *
  * Also home of nextok__cand_entropy(), shared with temp.c (dynamic
  * temperature) and cutoff.c (eta).
  */
 #include "builtin.h"
+#include "arch/kernels.h"
 
 
 /*
@@ -31,12 +37,13 @@ double nextok__cand_entropy(const struct nextok_token_data_array *cur, double *m
     return log(sum_w) - sum_wd / sum_w;
 }
 
-/* One candidate in typical order: |surprise - H|, then the sorted order. */
+/* One candidate: its typical-order key, canonical weight and place. */
 struct typ_entry {
-    double score;
-    float logit;
+    float score; /* |v - c| */
+    float logit; /* v */
     int32_t id;
-    size_t idx; /* position in cur->data */
+    float w;     /* canonical weight */
+    size_t idx;  /* position in cur->data */
 };
 
 struct typ_ctx {
@@ -45,11 +52,19 @@ struct typ_ctx {
     size_t cap;
 };
 
+/* Typical order (docs/semantics.md): score ascending, then larger logit,
+ * then lower id. */
 static int cmp_typical(const void *pa, const void *pb)
 {
     const struct typ_entry *a = pa, *b = pb;
     if (a->score != b->score) return a->score < b->score ? -1 : 1;
     if (a->logit != b->logit) return a->logit > b->logit ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static int cmp_id(const void *pa, const void *pb)
+{
+    const struct typ_entry *a = pa, *b = pb;
     return (a->id > b->id) - (a->id < b->id);
 }
 
@@ -72,27 +87,62 @@ static bool typ_reserve(struct typ_ctx *c, size_t n)
     return true;
 }
 
-/* Fill ws with every candidate's distance from the entropy; ln Z and m
- * give -ln p_i = ln Z - (l_i - m) without forming p_i. */
-static void typ_scores(const struct nextok_token_data_array *cur, struct typ_entry *ws,
-                       double *m, double *z)
+/* ws = the candidates in id order with their canonical weights (the
+ * reference of the largest logit, as every canonical-weight user). */
+static void typ_weights(const struct nextok_token_data_array *cur, struct typ_entry *ws)
 {
-    const double h = nextok__cand_entropy(cur, m, z);
-    const double ln_z = log(*z);
-    for (size_t i = 0; i < cur->size; i++) {
+    const size_t n = cur->size;
+    bool asc = true;
+    float m = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
         const struct nextok_token_data *d = &cur->data[i];
-        const double surprise = ln_z - ((double)d->logit - *m);
-        ws[i] = (struct typ_entry){fabs(surprise - h), d->logit, d->id, i};
+        ws[i] = (struct typ_entry){0.0f, d->logit, d->id, 0.0f, i};
+        asc &= i == 0 || d->id > cur->data[i - 1].id;
+        m = d->logit > m ? d->logit : m;
     }
+    if (!asc) nextok__sort(ws, n, sizeof *ws, cmp_id);
+    const struct nextok__wref ref = nextok__wref_of(m);
+    for (size_t i = 0; i < n; i++) ws[i].w = nextok__expw(ws[i].logit, &ref);
 }
 
-/* Shortest prefix of ws (typical order) with cumulative p >= target. */
-static size_t typ_prefix(const struct typ_entry *ws, size_t n, double m, double z, double target)
+/*
+ * Z and S = sum w_i v_i, both blocked (docs/semantics.md, typical-p): per
+ * block of 64 ids, 16 lanes by id mod 16 added in id order from +0 (float
+ * lanes of w for Z, double lanes of the exact products for S), the fixed
+ * tree, then the running double sum of block sums. Absent ids add nothing,
+ * so this sparse walk equals the fused path's dense one bit for bit.
+ */
+static void typ_sums(const struct typ_entry *ws, size_t n, double *z, double *s)
 {
-    double cum = 0.0;
+    double az = 0.0, as = 0.0;
+    for (size_t i = 0; i < n;) {
+        const int32_t blk = ws[i].id >> 6;
+        float a[16] = {0};
+        double p[16] = {0}, d[16];
+        for (; i < n && ws[i].id >> 6 == blk; i++) {
+            a[ws[i].id & 15] += ws[i].w;
+            p[ws[i].id & 15] += (double)ws[i].w * (double)ws[i].logit;
+        }
+        for (int l = 0; l < 16; l++) d[l] = (double)a[l];
+        az += nextok__wtree(d);
+        as += nextok__wtree(p);
+    }
+    *z = az;
+    *s = as;
+}
+
+/* Shortest prefix of ws (typical order) whose integer mass reaches
+ * ceil(p Q), at least mk (<= n) long. */
+static size_t typ_prefix(const struct typ_entry *ws, size_t n, float p, size_t mk)
+{
+    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(n));
+    uint64_t q = 0;
+    for (size_t i = 0; i < n; i++) q += nextok__mass_q(ws[i].w, scale);
+    const uint64_t target = nextok__mass_target(p, q);
+    uint64_t cum = 0;
     for (size_t i = 0; i < n; i++) {
-        cum += exp((double)ws[i].logit - m) / z;
-        if (cum >= target) return i + 1;
+        cum += nextok__mass_q(ws[i].w, scale);
+        if (cum >= target && i + 1 >= mk) return i + 1;
     }
     return n;
 }
@@ -103,15 +153,19 @@ static nextok_status typical_apply(struct nextok_sampler *s, struct nextok_token
     (void)step;
     struct typ_ctx *c = s->ctx;
     if (c->p.p >= 1.0f || cur->size <= 1) return NEXTOK_OK;
+    const size_t mk = c->p.min_keep ? c->p.min_keep : 1;
+    if (mk >= cur->size) return NEXTOK_OK;
     if (!typ_reserve(c, cur->size))
         return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
                                         "typical: out of memory for %zu candidates", cur->size);
-    double m, z;
-    typ_scores(cur, c->ws, &m, &z);
+    typ_weights(cur, c->ws);
+    double z, sum;
+    typ_sums(c->ws, cur->size, &z, &sum);
+    /* c = sum p_i v_i, so |v_i - c| = |-ln p_i - H| */
+    const float center = (float)(sum / z);
+    for (size_t i = 0; i < cur->size; i++) c->ws[i].score = fabsf(c->ws[i].logit - center);
     nextok__sort(c->ws, cur->size, sizeof *c->ws, cmp_typical);
-    size_t n = typ_prefix(c->ws, cur->size, m, z, (double)c->p.p);
-    const size_t mk = c->p.min_keep ? c->p.min_keep : 1;
-    if (n < mk) n = mk < cur->size ? mk : cur->size;
+    const size_t n = typ_prefix(c->ws, cur->size, c->p.p, mk);
     if (n == cur->size) return NEXTOK_OK;
     /* Gather the kept ones in their input order: `sorted` stays truthful, and
      * idx ascending means idx_j >= j, so the forward in-place copy is safe. */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 struct nextok__wref;
+struct nextok__typscan;
 
 struct nextok__kernels {
     const char *name; /* "ref", "avx2", "avx512" */
@@ -118,6 +119,20 @@ struct nextok__kernels {
      * order. */
     void (*mass_above)(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
                        const float thr[4], uint64_t q[5], uint64_t cnt[5]);
+    /* typical-p's S (docs/semantics.md) per block: bs[b] = nextok__wvblock
+     * of block b (b < ceil(n / 64)) with the given weights w and v_i = x_i
+     * (div == 1) or sat(x_i / div), as weights computes them with a
+     * canonical reference. Bit-identical in every ISA (every product is
+     * exact in double, the additions are in one fixed order). */
+    void (*wvsum)(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                  double *bs);
+
+    /* typical-p's scan (fused.c, fuse_typical), defined by
+     * nextok__typscan_scalar below. ids/vals need room for n + 16; the
+     * masses must sum below 2^62 (w < 2 and n scale <= 2^61, as top-p's).
+     * Bit-identical in every ISA (integer sums, no rounding differences). */
+    size_t (*typscan)(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                      struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals);
 };
 
 /* The reference versions the AVX2 table reuses (no 64-bit conversions or
@@ -329,6 +344,58 @@ static inline double nextok__wblock(const float *w, size_t len)
     double d[16];
     for (int l = 0; l < 16; l++) d[l] = (double)a[l];
     return nextok__wtree(d);
+}
+
+/* typical-p's S of one block (len <= 64 ids 64b .. 64b+len-1): lane l adds
+ * the products (double)w[i] (double)v[i] of i = l, l+16, l+32, l+48 in that
+ * order from +0 (each product is exact: 24 x 24 bits, in range), the lanes
+ * combined by the tree. An absent id (w = 0, v finite) adds a zero, which
+ * changes no sum: lanes start at +0 and never become -0. A contracted fma
+ * gives the same bits, the product being exact. */
+static inline double nextok__wvblock(const float *w, const float *v, size_t len)
+{
+    double a[16] = {0};
+    for (size_t i = 0; i < len; i++) a[i & 15] += (double)w[i] * (double)v[i];
+    return nextok__wtree(a);
+}
+
+/* In/out of the typical scan: the centre c, the mass scale, and a bracket of
+ * score bits [klo, khi]; the sums it adds to. */
+struct nextok__typscan {
+    float center, scale;
+    uint32_t klo, khi;
+    uint64_t q_total, q_below; /* added to */
+    size_t n_below;            /* added to */
+};
+
+/* The typical scan's definition: with v_i as wvsum's and s_i = |v_i - c|
+ * (float; >= +0, so bits(s_i) orders as s_i does), sc[i] = s_i; the mass
+ * q_i = floor(min(w_i scale, 2^62)) (as nextok__mass_q) of every i is added
+ * to q_total, of those with bits(s_i) < klo to q_below (counted in n_below);
+ * those with klo <= bits(s_i) <= khi are compacted in index order (ids[j] =
+ * i, vals[j] = s_i). Returns their count. */
+static inline size_t nextok__typscan_scalar(const float *v, size_t n, size_t base, const float *w,
+                                            struct nextok__typscan *ts, float *sc, int32_t *ids,
+                                            float *vals)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float s = fabsf(v[i] - ts->center);
+        uint32_t k;
+        memcpy(&k, &s, sizeof k);
+        const float x = w[i] * ts->scale;
+        const uint64_t q = (uint64_t)(int64_t)(x < 0x1p62f ? x : 0x1p62f);
+        sc[i] = s;
+        ts->q_total += q;
+        if (k < ts->klo) {
+            ts->q_below += q;
+            ts->n_below++;
+        } else if (k <= ts->khi) {
+            ids[m] = (int32_t)(base + i);
+            vals[m++] = s;
+        }
+    }
+    return m;
 }
 
 #endif

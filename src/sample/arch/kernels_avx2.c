@@ -457,6 +457,81 @@ static void avx2_expw(const float *x, size_t n, const struct nextok__wref *ref, 
     for (; i < n; i++) w[i] = nextok__expw(x[i], ref);
 }
 
+/* ---- typical-p's S (kernels.h: nextok__wvblock) ------------------------------ */
+
+/* 8 elements at i into the double lanes lo (i % 16 = 0-3 or 8-11) and hi
+ * (4-7 or 12-15): the products widened (exact), added in order. */
+AI void wv8(enum nextok_dtype dt, const void *row, const float *w, size_t i, float div,
+            __m256d *lo, __m256d *hi)
+{
+    const __m256 v = temp8s(load8(row, dt, i), div, 1);
+    const __m256 e = _mm256_loadu_ps(w + i);
+    *lo = _mm256_add_pd(*lo, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)),
+                                           _mm256_cvtps_pd(_mm256_castps256_ps128(v))));
+    *hi = _mm256_add_pd(*hi, _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)),
+                                           _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
+}
+
+AI void wvsum_impl(enum nextok_dtype dt, const void *row, size_t n, float div, const float *w,
+                   double *bs)
+{
+    size_t b = 0;
+    for (; (b + 1) * 64 <= n; b++) {
+        __m256d a[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+        for (size_t j = 0; j < 8; j++) /* j even: lanes 0-7, odd: 8-15 */
+            wv8(dt, row, w, b * 64 + j * 8, div, &a[2 * (j & 1)], &a[2 * (j & 1) + 1]);
+        bs[b] = tree16(a[0], a[1], a[2], a[3]);
+    }
+    if (b * 64 < n) { /* the partial block, scalar (same operations) */
+        float v[64];
+        const size_t len = n - b * 64;
+        for (size_t i = 0; i < len; i++) {
+            float x = ld1(row, dt, b * 64 + i);
+            if (div != 1.0f) {
+                x = x / div;
+                if (x > 3.40282347e38f) x = 3.40282347e38f;
+                if (x < -3.40282347e38f) x = -3.40282347e38f;
+            }
+            v[i] = x;
+        }
+        bs[b] = nextok__wvblock(w + b * 64, v, len);
+    }
+}
+
+static void avx2_wvsum(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                       double *bs)
+{
+    if (div == 1.0f) BY_DTYPE(wvsum_impl, dt, row, n, 1.0f, w, bs);
+    else BY_DTYPE(wvsum_impl, dt, row, n, div, w, bs);
+}
+
+/* ---- typical-p's scan (kernels.h: nextok__typscan_scalar) ------------------ */
+
+/* The values 8 at a time (temp8s, as wvsum), then the scalar definition on
+ * each 64 (the int64 masses have no AVX2 conversion). */
+static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                           struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals)
+{
+    float v[64];
+    size_t m = 0;
+    for (size_t b = 0; b < n; b += 64) {
+        const size_t len = n - b < 64 ? n - b : 64;
+        size_t i = 0;
+        for (; i + 8 <= len; i += 8) _mm256_storeu_ps(v + i, temp8s(load8(row, dt, b + i), div, 1));
+        for (; i < len; i++) {
+            float x = ld1(row, dt, b + i);
+            if (div != 1.0f) {
+                x = x / div;
+                if (x > 3.40282347e38f) x = 3.40282347e38f;
+                if (x < -3.40282347e38f) x = -3.40282347e38f;
+            }
+            v[i] = x;
+        }
+        m += nextok__typscan_scalar(v, len, b, w + b, ts, sc + b, ids + m, vals + m);
+    }
+    return m;
+}
+
 /* ---- widening --------------------------------------------------------------- */
 
 static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
@@ -482,6 +557,8 @@ static const struct nextok__kernels avx2_table = {
     .compact_range = nextok__ref_compact_range,
     .mass_above = nextok__ref_mass_above,
     .cut_weights = nextok__ref_cut_weights,
+    .wvsum = avx2_wvsum,
+    .typscan = avx2_typscan,
 };
 
 const struct nextok__kernels *nextok__kernels_avx2(void) { return &avx2_table; }

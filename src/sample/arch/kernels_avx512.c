@@ -551,6 +551,97 @@ static void avx512_expw(const float *x, size_t n, const struct nextok__wref *ref
     }
 }
 
+/* ---- typical-p's S (kernels.h: nextok__wvblock) ------------------------------ */
+
+/* Lanes 0-7 (a0) and 8-15 (a1) of one block: 16 elements at i, the products
+ * widened to double (exact), added in order; masked-off lanes add nothing. */
+AI void wv16(enum nextok_dtype dt, const void *row, const float *w, size_t i, float div,
+             __mmask16 k, __m512d *a0, __m512d *a1)
+{
+    const __m512 v = temp16s(load16(row, dt, i, k), div, 1);
+    const __m512 e = _mm512_maskz_loadu_ps(k, w + i);
+    const __m512d p0 = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(e)),
+                                     _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+    const __m512d p1 = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)),
+                                     _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+    *a0 = _mm512_mask_add_pd(*a0, (__mmask8)k, *a0, p0);
+    *a1 = _mm512_mask_add_pd(*a1, (__mmask8)(k >> 8), *a1, p1);
+}
+
+AI void wvsum_impl(enum nextok_dtype dt, const void *row, size_t n, float div, const float *w,
+                   double *bs)
+{
+    size_t b = 0;
+    for (; (b + 1) * 64 <= n; b++) {
+        __m512d a0 = _mm512_setzero_pd(), a1 = a0;
+        for (size_t j = 0; j < 64; j += 16) wv16(dt, row, w, b * 64 + j, div, 0xffff, &a0, &a1);
+        bs[b] = tree16(a0, a1);
+    }
+    if (b * 64 < n) { /* the partial block: masked tails */
+        __m512d a0 = _mm512_setzero_pd(), a1 = a0;
+        for (size_t i = b * 64; i < n; i += 16) wv16(dt, row, w, i, div, tail_mask(n - i), &a0, &a1);
+        bs[b] = tree16(a0, a1);
+    }
+}
+
+static void avx512_wvsum(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                         double *bs)
+{
+    if (div == 1.0f) BY_DTYPE(wvsum_impl, dt, row, n, 1.0f, w, bs);
+    else BY_DTYPE(wvsum_impl, dt, row, n, div, w, bs);
+}
+
+/* ---- typical-p's scan (kernels.h: nextok__typscan_scalar) ------------------ */
+
+/* 16 lanes: scores, masses (vcvttps2qq: the C cast's truncation), the
+ * below/inside masks on the score bits; the inside lanes compressed in
+ * registers and stored whole (the buffers have 16 entries of slack). */
+AI size_t typscan_impl(enum nextok_dtype dt, const void *row, size_t n, float div, const float *w,
+                       struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals)
+{
+    const __m512 cv = _mm512_set1_ps(ts->center), scl = _mm512_set1_ps(ts->scale);
+    const __m512 cap = _mm512_set1_ps(0x1p62f);
+    const __m512i klo = _mm512_set1_epi32((int32_t)ts->klo), khi = _mm512_set1_epi32((int32_t)ts->khi);
+    const __m512i step = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i qt0 = _mm512_setzero_si512(), qt1 = qt0, qb0 = qt0, qb1 = qt0;
+    size_t m = 0, nb = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 k = tail_mask(n - i);
+        const __m512 v = temp16s(load16(row, dt, i, k), div, 1);
+        const __m512 s = _mm512_abs_ps(_mm512_sub_ps(v, cv));
+        _mm512_mask_storeu_ps(sc + i, k, s);
+        const __m512 x = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), scl), cap);
+        const __m512i q0 = _mm512_cvttps_epi64(_mm512_castps512_ps256(x));
+        const __m512i q1 = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(x, 1));
+        qt0 = _mm512_add_epi64(qt0, q0);
+        qt1 = _mm512_add_epi64(qt1, q1);
+        const __m512i key = _mm512_castps_si512(s);
+        const __mmask16 below = _mm512_mask_cmplt_epu32_mask(k, key, klo);
+        const __mmask16 in = _mm512_mask_cmple_epu32_mask(k & (__mmask16)~below, key, khi);
+        qb0 = _mm512_mask_add_epi64(qb0, (__mmask8)below, qb0, q0);
+        qb1 = _mm512_mask_add_epi64(qb1, (__mmask8)(below >> 8), qb1, q1);
+        nb += (size_t)__builtin_popcount(below);
+        /* no branch: a bracket holding a few percent of the row has inside
+         * lanes in most vectors, and a mispredicted branch costs more than
+         * the two stores */
+        const __m512i id = _mm512_add_epi32(_mm512_set1_epi32((int32_t)i), step);
+        _mm512_storeu_si512((void *)(ids + m), _mm512_maskz_compress_epi32(in, id));
+        _mm512_storeu_ps(vals + m, _mm512_maskz_compress_ps(in, s));
+        m += (size_t)__builtin_popcount(in);
+    }
+    ts->q_total += (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(qt0, qt1));
+    ts->q_below += (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(qb0, qb1));
+    ts->n_below += nb;
+    return m;
+}
+
+static size_t avx512_typscan(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                             struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals)
+{
+    if (div == 1.0f) return BY_DTYPE(typscan_impl, dt, row, n, 1.0f, w, ts, sc, ids, vals);
+    return BY_DTYPE(typscan_impl, dt, row, n, div, w, ts, sc, ids, vals);
+}
+
 /* ---- widening --------------------------------------------------------------- */
 
 static void avx512_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
@@ -690,6 +781,8 @@ static const struct nextok__kernels avx512_table = {
     .compact_range = avx512_compact_range,
     .mass_above = avx512_mass_above,
     .cut_weights = avx512_cut_weights,
+    .wvsum = avx512_wvsum,
+    .typscan = avx512_typscan,
 };
 
 const struct nextok__kernels *nextok__kernels_avx512(void) { return &avx512_table; }

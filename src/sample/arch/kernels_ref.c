@@ -203,6 +203,49 @@ void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
     if (cnt) memcpy(cnt, c, sizeof c);
 }
 
+/* The definition of typical-p's blocked S: the values as ref_weights makes
+ * them (saturating), block by block. */
+static void ref_wvsum(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                      double *bs)
+{
+    float v[64];
+    for (size_t b = 0; b * 64 < n; b++) {
+        const size_t len = n - b * 64 < 64 ? n - b * 64 : 64;
+        for (size_t i = 0; i < len; i++) {
+            float x = ld(row, dt, b * 64 + i);
+            if (div != 1.0f) {
+                x = x / div;
+                if (x > 3.40282347e38f) x = 3.40282347e38f;
+                if (x < -3.40282347e38f) x = -3.40282347e38f;
+            }
+            v[i] = x;
+        }
+        bs[b] = nextok__wvblock(w + b * 64, v, len);
+    }
+}
+
+/* The typical scan 64 values at a time (the values as ref_wvsum's). */
+static size_t ref_typscan(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                          struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals)
+{
+    float v[64];
+    size_t m = 0;
+    for (size_t b = 0; b < n; b += 64) {
+        const size_t len = n - b < 64 ? n - b : 64;
+        for (size_t i = 0; i < len; i++) {
+            float x = ld(row, dt, b + i);
+            if (div != 1.0f) {
+                x = x / div;
+                if (x > 3.40282347e38f) x = 3.40282347e38f;
+                if (x < -3.40282347e38f) x = -3.40282347e38f;
+            }
+            v[i] = x;
+        }
+        m += nextok__typscan_scalar(v, len, b, w + b, ts, sc + b, ids + m, vals + m);
+    }
+    return m;
+}
+
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
@@ -216,6 +259,8 @@ static const struct nextok__kernels ref_table = {
     .compact_range = nextok__ref_compact_range,
     .mass_above = nextok__ref_mass_above,
     .cut_weights = nextok__ref_cut_weights,
+    .wvsum = ref_wvsum,
+    .typscan = ref_typscan,
 };
 
 const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }
