@@ -25,6 +25,16 @@ AI __m512 load16(const void *row, enum nextok_dtype dt, size_t i, __mmask16 k)
     return _mm512_mask_blend_ps(k, _mm512_set1_ps(-INFINITY), x);
 }
 
+/* Sum of 8 unsigned 64-bit lanes, modulo 2^64 (the intrinsic reduction adds
+ * them as signed long long, which is undefined on wrap). */
+AI uint64_t hsum_u64(__m512i v)
+{
+    uint64_t l[8], s = 0;
+    _mm512_storeu_si512((void *)l, v);
+    for (int i = 0; i < 8; i++) s += l[i];
+    return s;
+}
+
 AI __mmask16 tail_mask(size_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u); }
 
 #define BY_DTYPE(fn, dt, ...)                                          \
@@ -629,8 +639,8 @@ AI size_t typscan_impl(enum nextok_dtype dt, const void *row, size_t n, float di
         _mm512_storeu_ps(vals + m, _mm512_maskz_compress_ps(in, s));
         m += (size_t)__builtin_popcount(in);
     }
-    ts->q_total += (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(qt0, qt1));
-    ts->q_below += (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(qb0, qb1));
+    ts->q_total += hsum_u64(_mm512_add_epi64(qt0, qt1));
+    ts->q_below += hsum_u64(_mm512_add_epi64(qb0, qb1));
     ts->n_below += nb;
     return m;
 }
@@ -751,11 +761,11 @@ AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const f
             c4 += (uint64_t)__builtin_popcount(m4);
         }
     }
-    q[0] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a0, b0));
-    q[1] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a1, b1));
-    q[2] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a2, b2));
-    q[3] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a3, b3));
-    q[4] = (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(a4, b4));
+    q[0] = hsum_u64(_mm512_add_epi64(a0, b0));
+    q[1] = hsum_u64(_mm512_add_epi64(a1, b1));
+    q[2] = hsum_u64(_mm512_add_epi64(a2, b2));
+    q[3] = hsum_u64(_mm512_add_epi64(a3, b3));
+    q[4] = hsum_u64(_mm512_add_epi64(a4, b4));
     if (counts) cnt[0] = n, cnt[1] = c1, cnt[2] = c2, cnt[3] = c3, cnt[4] = c4;
 }
 
