@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Turn the output of bench/issue3_table.sh into docs/performance.md's results table."""
+import json, statistics, sys
+
+runs, plain, order = {}, {}, []
+for line in open(sys.argv[1] if len(sys.argv) > 1 else "/dev/stdin"):
+    kind, _, rest = line.partition("|")
+    if kind not in ("RUN", "PLAIN"):
+        continue
+    row, _, js = rest.rpartition("|")
+    d = json.loads(js)
+    if kind == "RUN":
+        if row not in runs:
+            runs[row] = []
+            order.append(row)
+        runs[row].append(d)
+    else:
+        plain[row] = d
+
+def target(row):
+    if "--batch" in row:
+        return 1.43, "≤ 1.43×"
+    if "--top-k 40" in row:
+        return 2.5, "≤ 2.5×"
+    return 4.0, "≤ 4×"
+
+def num(x):
+    return f"{x:.1f}" if x < 1000 else f"{x:.0f}"
+
+print("| `nextok bench …` (+ `--seed 1 --json`) | fused path | µs/row | read pass µs | ratio | plain chain µs/row | target | status |")
+print("|---|---|---|---|---|---|---|---|")
+for row in order:
+    ds = runs[row]
+    ratio = statistics.median(d["ratio_to_read_pass"] for d in ds)
+    us = statistics.median(d["ns_per_row"] for d in ds) / 1000
+    rp = statistics.median(d["read_pass_ns"] for d in ds) / 1000
+    lim, tgt = target(row)
+    thr = " (2 thr)" if "--threads 2" in row else ""
+    p = plain.get(row, {}).get("plain_ns_per_row", 0) / 1000
+    fused = "yes" if all(d["fused"] for d in ds) else "no"
+    status = "met" if ratio <= lim else "**not met**"
+    print(f"| `{row}` | {fused} | {num(us)} | {rp:.1f}{thr} | {ratio:.2f} | {num(p)} | {tgt} | {status} |")
