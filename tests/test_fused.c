@@ -9,6 +9,7 @@
  * the number of configurations (the sanitizer builds set it lower).
  */
 #include "harness.h"
+#include "sample/arch/kernels.h"
 #include "nextok.h"
 
 #include <float.h>
@@ -661,6 +662,7 @@ TEST(test_fused_typical)
 
 int main(void)
 {
+    printf("kernels: %s\n", nextok__kernels()->name); /* which table this run checks */
     RUN(test_fused_dense_dist);
     RUN(test_fused_top_p);
     RUN(test_fused_typical);

@@ -3,7 +3,8 @@
  * environment, then only read. AVX-512 needs F, BW, VL and DQ; the kernels
  * compiled for it are used only when all four are present (GCC's
  * __builtin_cpu_supports also checks that the OS saves the wide registers).
- * NEXTOK_FORCE_REF=1 selects the scalar reference (for testing and triage).
+ * NEXTOK_FORCE_REF=1 selects the scalar reference and NEXTOK_FORCE_AVX2=1 the
+ * AVX2 table on an AVX-512 machine (for testing and triage).
  * On other ISAs the reference is used; a NEON table would be chosen here.
  */
 #include "kernels.h"
@@ -33,9 +34,9 @@ static bool has_avx2(void) { return false; }
 static bool has_avx512(void) { return false; }
 #endif
 
-static bool force_ref(void)
+static bool env_on(const char *name)
 {
-    const char *e = getenv("NEXTOK_FORCE_REF");
+    const char *e = getenv(name);
     return e && e[0] && strcmp(e, "0") != 0;
 }
 
@@ -43,8 +44,8 @@ static void pick(void)
 {
     const struct nextok__kernels *t = nextok__kernels_ref();
 #if defined(__x86_64__) || defined(__i386__)
-    if (!force_ref()) {
-        if (has_avx512()) t = nextok__kernels_avx512();
+    if (!env_on("NEXTOK_FORCE_REF")) {
+        if (has_avx512() && !env_on("NEXTOK_FORCE_AVX2")) t = nextok__kernels_avx512();
         else if (has_avx2()) t = nextok__kernels_avx2();
     }
 #else

@@ -544,6 +544,109 @@ static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, floa
     for (; i < n; i++) dst[i] = ld1(src, dt, i);
 }
 
+/* ---- top-p: range compaction, the cut, masses above thresholds ------------------ */
+
+static size_t avx2_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
+                                 int32_t base, int32_t *ids, float *vals, size_t cap)
+{
+    const __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
+    size_t c = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = load8(row, dt, i);
+        const __m256 in = _mm256_and_ps(_mm256_cmp_ps(x, l, _CMP_GE_OQ), _mm256_cmp_ps(x, h, _CMP_LE_OQ));
+        const unsigned m = (unsigned)_mm256_movemask_ps(in);
+        if (m) c = emit(row, dt, i, m, base, ids, vals, cap, c);
+    }
+    if (i < n) c += nextok__ref_compact_range((const char *)row + i * nextok_dtype_size(dt), dt, n - i, lo, hi,
+                                              base + (int32_t)i, ids + (c < cap ? c : cap),
+                                              vals + (c < cap ? c : cap), c < cap ? cap - c : 0);
+    return c;
+}
+
+/* The cut on 8 lanes (ids only matter for the cut value's ties: a lane test
+ * then); block sums in the lanes of weights_impl. */
+AI __m256 cut8(const void *row, enum nextok_dtype dt, size_t i, __m256 g, __m256 e, int32_t cut, float *w)
+{
+    const __m256 x = load8(row, dt, i);
+    __m256 keep = _mm256_cmp_ps(x, g, _CMP_GE_OQ);
+    const __m256 tie = _mm256_andnot_ps(keep, _mm256_cmp_ps(x, e, _CMP_GE_OQ));
+    if (!_mm256_testz_ps(tie, tie)) {
+        const __m256i id = _mm256_add_epi32(_mm256_set1_epi32((int32_t)i), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256i le = _mm256_cmpgt_epi32(_mm256_set1_epi32(cut == INT32_MAX ? INT32_MAX : cut + 1), id);
+        keep = _mm256_or_ps(keep, _mm256_and_ps(tie, _mm256_castsi256_ps(le)));
+    }
+    const __m256 wv = _mm256_and_ps(keep, _mm256_loadu_ps(w + i));
+    _mm256_storeu_ps(w + i, wv);
+    return wv;
+}
+
+static void avx2_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
+                             int32_t cut, float *w, double *bsum)
+{
+    const __m256 g = _mm256_set1_ps(gt), e = _mm256_set1_ps(eq);
+    size_t b = 0;
+    for (; (b + 1) * 64 <= n; b++) {
+        __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (size_t j = 0; j < 8; j++) a[j & 1] = _mm256_add_ps(a[j & 1], cut8(row, dt, b * 64 + j * 8, g, e, cut, w));
+        bsum[b] = tree16(_mm256_cvtps_pd(_mm256_castps256_ps128(a[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[0], 1)),
+                         _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
+    }
+    if (b * 64 < n) /* the partial block: the reference */
+        nextok__ref_cut_weights((const char *)row + b * 64 * nextok_dtype_size(dt), dt, n - b * 64, gt, eq,
+                                cut - (int32_t)(b * 64), w + b * 64, bsum + b);
+}
+
+/* mass_q of 4 lanes without an int64 conversion (AVX2 has none): x = w
+ * scale (float, exact), min(x, 2^62) as mass_q's clamp (NaN too), then
+ * floor(x) from the bits: mantissa shifted by exponent - 150 (both ways). */
+AI __m256i mass4(__m128 w, __m128 sc)
+{
+    const __m128 x = _mm_min_ps(_mm_mul_ps(w, sc), _mm_set1_ps(0x1p62f));
+    const __m256i b = _mm256_cvtepu32_epi64(_mm_castps_si128(x));
+    const __m256i man = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi64x(0x7fffff)), _mm256_set1_epi64x(0x800000));
+    const __m256i ex = _mm256_srli_epi64(b, 23); /* x >= 0: no sign bit */
+    const __m256i up = _mm256_sub_epi64(ex, _mm256_set1_epi64x(150)), dn = _mm256_sub_epi64(_mm256_set1_epi64x(150), ex);
+    /* variable shifts give 0 for counts >= 64: exactly floor(x) for x < 1 */
+    const __m256i q = _mm256_or_si256(_mm256_sllv_epi64(man, up), _mm256_srlv_epi64(man, dn));
+    return _mm256_andnot_si256(_mm256_cmpeq_epi64(ex, _mm256_setzero_si256()), q); /* x = 0 (or subnormal): 0 */
+}
+
+static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
+                            const float thr[4], uint64_t q[5], uint64_t cnt[5])
+{
+    const __m128 sc = _mm_set1_ps(scale);
+    __m256i a[5][2];
+    uint64_t c[5] = {0, 0, 0, 0, 0};
+    for (int j = 0; j < 5; j++) a[j][0] = a[j][1] = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = load8(row, dt, i), wv = _mm256_loadu_ps(w + i);
+        const __m256i q0 = mass4(_mm256_castps256_ps128(wv), sc), q1 = mass4(_mm256_extractf128_ps(wv, 1), sc);
+        a[0][0] = _mm256_add_epi64(a[0][0], q0);
+        a[0][1] = _mm256_add_epi64(a[0][1], q1);
+        c[0] += 8;
+        for (int j = 0; j < 4; j++) {
+            const __m256 m = _mm256_cmp_ps(x, _mm256_set1_ps(thr[j]), _CMP_GE_OQ);
+            const __m256i m0 = _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(m)));
+            const __m256i m1 = _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_extractf128_ps(m, 1)));
+            a[j + 1][0] = _mm256_add_epi64(a[j + 1][0], _mm256_and_si256(m0, q0));
+            a[j + 1][1] = _mm256_add_epi64(a[j + 1][1], _mm256_and_si256(m1, q1));
+            c[j + 1] += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_ps(m));
+        }
+    }
+    uint64_t tq[5], tc[5];
+    nextok__ref_mass_above((const char *)row + i * nextok_dtype_size(dt), dt, n - i, w + i, scale, thr, tq, tc);
+    for (int j = 0; j < 5; j++) {
+        uint64_t l[8];
+        _mm256_storeu_si256((__m256i *)l, a[j][0]);
+        _mm256_storeu_si256((__m256i *)(l + 4), a[j][1]);
+        uint64_t sum = tq[j];
+        for (int k = 0; k < 8; k++) sum += l[k];
+        q[j] = sum;
+        if (cnt) cnt[j] = c[j] + tc[j];
+    }
+}
+
 static const struct nextok__kernels avx2_table = {
     .name = "avx2",
     .max = avx2_max,
@@ -554,9 +657,9 @@ static const struct nextok__kernels avx2_table = {
     .widen = avx2_widen,
     .weights = avx2_weights,
     .expw = avx2_expw,
-    .compact_range = nextok__ref_compact_range,
-    .mass_above = nextok__ref_mass_above,
-    .cut_weights = nextok__ref_cut_weights,
+    .compact_range = avx2_compact_range,
+    .mass_above = avx2_mass_above,
+    .cut_weights = avx2_cut_weights,
     .wvsum = avx2_wvsum,
     .typscan = avx2_typscan,
 };
