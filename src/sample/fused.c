@@ -28,21 +28,23 @@
  *
  *   5. A chain that is only processors, at most one temperature and dist
  *      (dist over the whole vocabulary) computes the canonical weights of
- *      docs/semantics.md with one SIMD pass over the row (fuse_dist): the
+ *      docs/semantics.md with one SIMD pass over the row, before it knows
+ *      the maximum (dense_prepare; a power-of-two scale makes that exact): the
  *      same weights, block sums and walk as the chain's dist, so the same
  *      token and p; the distribution stays dense until probs asks for it.
  *
- *   6. top-p as the first filter: a histogram of the integer top-p mass over
- *      the logit's key, refined exactly only in the crossing bucket
- *      (fuse_top_p); dist right after it draws densely, as in 5.
+ *   6. top-p as the first filter (fused_top_p.c): exact integer masses above
+ *      four estimated thresholds in one SIMD pass, then only the crossing
+ *      interval refined; dist right after it draws densely, as in 5.
  *
- *   7. Mirostat v2 first: its logit threshold from the dense Z, one compaction,
- *      its own draw on the survivors (fuse_miro2).
+ *   7. Mirostat v2 first: its logit threshold from the dense Z, the survivors
+ *      from the 256-id groups whose maximum reaches it, its own draw on them
+ *      (fuse_miro2).
  *
- *   8. typical-p first: c = S / Z from the dense weights and a SIMD pass for
- *      S, then one SIMD scan of the score |v - c| and integer mass with a
- *      bracket from a sample: exact mass under it, its candidates refined by
- *      histograms down to the cut (fuse_typical); dist after it draws densely.
+ *   8. typical-p first (fused_typical.c): c = S / Z from the dense weights and
+ *      a SIMD pass for S, then one SIMD scan of the score |v - c| and integer
+ *      mass with a bracket from a sample: exact mass under it, its candidates
+ *      refined by histograms down to the cut; dist after it draws densely.
  *
  * Chains whose first reducing stage is Mirostat v1 are still
  * handed back to the plain chain (see docs/performance.md). Rows holding NaN or ±inf are handed back too; the
@@ -52,69 +54,8 @@
  * struct nextok__fused (c->fused), sized at plan time; only the touched-id
  * buffer grows (geometrically) when a processor's history grows.
  */
-#include "chain_internal.h"
-#include "builtin.h"
-#include "arch/kernels.h"
+#include "fused_internal.h"
 
-#include <float.h>
-#include <stdint.h>
-
-#define HBINS 2048 /* histogram buckets of fuse_top_p: 11 key bits a level */
-
-enum filt { F_NONE = 0, F_TOP1, F_GREEDY, F_TOP_K, F_MIN_P, F_SIGMA };
-
-struct nextok__fused {
-    int32_t n_vocab;
-    size_t n_proc;      /* leading processors                                  */
-    bool has_allowed;   /* one of them is a whitelist                          */
-    bool fusable;       /* the chain starts with something worth fusing        */
-
-    uint8_t *tmask;     /* n_vocab bytes: 1 = touched by a processor (kept 0)  */
-    int32_t *touched;   /* touched ids (union), grown geometrically            */
-    size_t touched_cap;
-    struct nextok_token_data *ov; /* overrides: processors applied to touched  */
-    size_t ov_cap;
-    size_t n_ov;        /* surviving touched ids (sorted by id)                */
-    size_t n_removed;   /* touched ids removed by a processor                  */
-
-    int32_t *cids;      /* compaction output, n_vocab entries + slack          */
-    float *cvals;
-    float *sample;      /* strided sample for threshold guesses                */
-    float *sel;         /* n_vocab + slack floats: selection scratch (emit_top)   */
-    struct nextok__catdraw *draw; /* nextok_chain_sample_n's scratch (lazy)    */
-
-    /* dense distribution of the last call (fuse_dist), allocated on first use */
-    float *dw;          /* n_vocab weights, index = id (0: not a candidate):    */
-    double *dbs;        /* the canonical ones times 2^dN exactly, block sums,   */
-    double *dcum;       /* running sums of dbs                                  */
-    double dz;          /* Z (times 2^dN)                                       */
-    struct nextok__wref dref; /* the reference dw was computed with           */
-    struct nextok__wref cref; /* the canonical reference of the set           */
-    int32_t dN;         /* dref unscaled: cref.n, else 0                        */
-    float dmax;         /* the candidates' maximum (processed)                  */
-    float *dbmax;       /* per 256 ids: the row's largest processed value       */
-    float dt;           /* the temperature divisor used                         */
-    size_t d_touched;   /* touched ids of that call (f->touched)               */
-    bool d_cut;         /* a top-p cut applies: candidates are keep(v, id)     */
-    float d_cut_v;      /* ... v > d_cut_v, or v == d_cut_v and id <= d_cut_id */
-    int32_t d_cut_id;
-
-    /* top-p by histogram of mass (fuse_top_p), allocated on first use */
-    uint64_t *cq;       /* masses of the crossing bucket's candidates          */
-    uint64_t (*hq)[HBINS]; /* 2 mass histograms of a refinement level          */
-    double *tpw;        /* 2 x HBINS: estimated weight per bucket (tp_window)   */
-    uint32_t (*hn)[HBINS]; /* and counts                                       */
-
-    /* typical-p (fuse_typical): S's block sums, allocated on first use; the
-     * scores live in sel. A dense draw after it keeps ty_keep(v, id, c, s, v, id). */
-    double *tys;
-    bool d_typ;
-    float d_typ_c, d_typ_s, d_typ_v;
-    int32_t d_typ_id;
-};
-
-#define SAMPLE_N 512
-#define SLACK 16
 
 /* ---- plan ---------------------------------------------------------------------- */
 
@@ -293,7 +234,7 @@ static void sort_ids(int32_t *ids, size_t n)
     }
 }
 
-static void clear_mask(struct nextok__fused *f, size_t n_touched)
+void clear_mask(struct nextok__fused *f, size_t n_touched)
 {
     for (size_t i = 0; i < n_touched; i++) f->tmask[f->touched[i]] = 0;
 }
@@ -362,11 +303,10 @@ fail:
 
 /* ---- the temperature map P and its inverse -------------------------------------- */
 
-static inline float P(float x, float t) { return t == 1.0f ? x : nextok__sat(x / t); }
 
 /* Smallest float x with P(x) >= th (-inf: every x; +inf: none). P is monotone
  * non-decreasing, so {x : P(x) >= th} is [preimage, +inf). */
-static float preimage(float th, float t)
+float preimage(float th, float t)
 {
     if (isnan(th)) return INFINITY; /* no x has P(x) >= NaN */
     if (t == 1.0f || isinf(th)) return th;
@@ -387,7 +327,7 @@ static float preimage(float th, float t)
 }
 
 /* Smallest float f with (double)f >= d. */
-static float float_ceil(double d)
+float float_ceil(double d)
 {
     if (d > FLT_MAX) return INFINITY;
     if (d < -FLT_MAX) return -FLT_MAX;
@@ -399,18 +339,6 @@ static float float_ceil(double d)
 
 /* ---- candidate collection ---------------------------------------------------------- */
 
-struct run {
-    struct nextok__fused *f;
-    const struct nextok__kernels *k;
-    const void *row;
-    enum nextok_dtype dt;
-    size_t V;       /* row length                                          */
-    size_t n_set;   /* current candidate set size (V - removed)            */
-    float t;        /* temperature divisor (1 = none)                      */
-    size_t nc;      /* compacted untouched candidates in cids/cvals        */
-    float tau;      /* raw threshold of the compaction                     */
-    size_t n_touched; /* ids touched by processors (f->touched)            */
-};
 
 /* Compact raw >= tau, drop touched ids (they come from the overrides).
  * false: a non-finite value is in the row. */
@@ -598,7 +526,7 @@ static size_t emit_ge(struct nextok_chain *c, const struct run *r, double th)
     return n;
 }
 
-static int cmp_sorted(const void *pa, const void *pb)
+int cmp_sorted(const void *pa, const void *pb)
 {
     const struct nextok_token_data *a = pa, *b = pb;
     if (a->logit != b->logit) return a->logit > b->logit ? -1 : 1;
@@ -671,7 +599,7 @@ static size_t emit_top(struct nextok_chain *c, const struct run *r, size_t need)
     return n;
 }
 
-static void set_last(struct nextok_chain *c, size_t n, bool sorted)
+void set_last(struct nextok_chain *c, size_t n, bool sorted)
 {
     if (sorted) nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
     c->last = (struct nextok_token_data_array){c->work, n, -1, sorted};
@@ -699,7 +627,7 @@ static bool top_k_finish(struct nextok_chain *c, struct run *r, size_t n, size_t
     return true;
 }
 
-static bool fuse_top_k(struct nextok_chain *c, struct run *r, size_t k, bool keep)
+bool fuse_top_k(struct nextok_chain *c, struct run *r, size_t k, bool keep)
 {
     if (!collect_top(r, k)) return false;
     const size_t n = emit_top(c, r, k);
@@ -989,7 +917,7 @@ static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nexto
 
 /* ---- a categorical draw over the whole (processed) vocabulary -------------------------- */
 
-static bool dense_reserve(struct nextok__fused *f)
+bool dense_reserve(struct nextok__fused *f)
 {
     const size_t v = (size_t)f->n_vocab;
     if (!f->dw) f->dw = malloc(v * sizeof *f->dw);
@@ -1030,7 +958,7 @@ static bool dense_max(struct run *r, float *m)
 }
 
 /* Processed value of id i (its override when touched; i must be a candidate). */
-static float dense_value(const struct nextok__fused *f, const void *row, enum nextok_dtype dt,
+float dense_value(const struct nextok__fused *f, const void *row, enum nextok_dtype dt,
                          float t, size_t i)
 {
     for (size_t j = 0; j < f->n_ov; j++)
@@ -1064,7 +992,7 @@ static bool ov_unscaled_ok(const struct run *r, float lo, float hi)
  * patches by itself). bmax: fill f->dbmax (for dense_compact). false: a
  * non-finite value is in the row.
  */
-static bool dense_prepare(struct run *r, bool patch, bool bmax)
+bool dense_prepare(struct run *r, bool patch, bool bmax)
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
@@ -1102,7 +1030,7 @@ static bool dense_prepare(struct run *r, bool patch, bool bmax)
  * only the 256-id groups whose maximum (f->dbmax) reaches it are scanned, so
  * a high threshold costs a few groups instead of a pass over the row. Same
  * result: the untouched x with P(x) >= float_ceil(thr), in id order. */
-static void dense_compact(struct run *r, double thr)
+void dense_compact(struct run *r, double thr)
 {
     struct nextok__fused *f = r->f;
     const float th = float_ceil(thr), tau = preimage(th, r->t);
@@ -1177,794 +1105,6 @@ static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
     c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
     c->last_dense = true;
     return true;
-}
-
-/* ---- top-p by a histogram of mass ------------------------------------------------------- */
-
-/*
- * top-p (docs/semantics.md): the candidates' masses q = floor(w 2^s) are
- * integers, so every sum of them is exact in any order and this path reaches
- * the chain's cut (top_p.c, a sorted walk) without sorting. A sample places
- * four thresholds around the expected crossing (tp_window); one SIMD pass
- * sums the exact masses above each (tp_masses), which tells in which
- * interval the crossing lies; only that interval's candidates are gathered
- * (tp_gather) and refined: by the exponential's k (a narrow band of values
- * per bucket), then by key bits 31..21, 20..10, 9..0. The last level is one
- * logit value L; its candidates in id order complete the walk. The cut is
- * "v > L, or v == L and id <= cut" (keep-ties: every id of L).
- */
-
-/* Key of a processed value, -0 as +0 (they compare equal as logits). */
-static inline uint32_t tp_key(float v)
-{
-    uint32_t u;
-    v += 0.0f;
-    memcpy(&u, &v, sizeof u);
-    return u ^ ((uint32_t)(-(int32_t)(u >> 31)) | 0x80000000u); /* fkey_bits, no branch */
-}
-
-static bool tp_reserve(struct nextok__fused *f)
-{
-    if (!dense_reserve(f)) return false;
-    if (!f->cq) f->cq = malloc(((size_t)f->n_vocab + SLACK) * sizeof *f->cq);
-    if (!f->hq) f->hq = malloc(2 * sizeof *f->hq); /* typical interleaves two */
-    if (!f->tpw) f->tpw = malloc(2 * HBINS * sizeof *f->tpw);
-    if (!f->hn) f->hn = malloc(2 * sizeof *f->hn);
-    return f->cq && f->hq && f->hn && f->tpw;
-}
-
-/* Processed values of ids i0 .. i0+n-1 (n <= 64): the row itself for f32
- * without temperature, else converted into buf. */
-static const float *tp_vals(const struct run *r, size_t i0, size_t n, float *buf)
-{
-    if (r->dt == NEXTOK_DTYPE_F32 && r->t == 1.0f) return (const float *)r->row + i0;
-    for (size_t i = 0; i < n; i++) buf[i] = P(nextok__row_get(r->row, r->dt, i0 + i), r->t);
-    return buf;
-}
-
-/* Smallest value whose key is >= k (-inf/+inf where k falls among NaN keys). */
-static float tp_unkey(uint32_t k)
-{
-    const uint32_t u = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
-    float v;
-    memcpy(&v, &u, sizeof v);
-    if (isnan(v)) return (k & 0x80000000u) ? INFINITY : -INFINITY;
-    return v;
-}
-
-/* Buckets of level 0: the k of a value (nextok__tp_bucket), so that one
- * bucket is a narrow band of values (a factor 2^(1/16) of weight) and the
- * crossing bucket holds few candidates even on flat rows. kbase puts the
- * maximum's k in the second-highest bucket; everything more than HBINS - 2
- * steps of k below it (weight 0: under the cut-off) shares bucket 0. */
-static int32_t tp_kbase(const struct nextok__fused *f)
-{
-    return nextok__expw_k(f->dmax - f->cref.c) - (HBINS - 2);
-}
-
-static inline uint32_t tp_bucket(const struct nextok__fused *f, int32_t kbase, float v)
-{
-    return nextok__tp_bucket(v, f->cref.c, kbase, HBINS);
-}
-
-static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t B);
-static void dense_compact(struct run *r, double thr);
-
-/* Four processed thresholds, descending, around the value where the mass
- * from the top crosses p, from an estimate of the mass above each bucket:
- * the heavy candidates (weight >= Z / 4096, found from the group maxima:
- * on peaked rows they hold most of the mass) exactly, the others by a
- * strided sample of 2048 scaled to the mass they leave. The thresholds are
- * where the estimate reaches p -/+ 0.03 and p -/+ 0.008 of Z. Only speed
- * depends on them: the masses above them are then summed exactly. */
-static void tp_window(struct run *r, float p, float th[4])
-{
-    struct nextok__fused *f = r->f;
-    const int32_t kb = tp_kbase(f);
-    double *h = f->tpw, *hl = f->tpw + HBINS; /* heavy (exact), light (sampled) */
-    memset(f->tpw, 0, 2 * HBINS * sizeof *f->tpw);
-    const double z = f->dz;
-    double vh = (double)f->dref.c + (double)f->dref.n * 0.6931471805599453 + log(z / 4096.0);
-    if (!(vh == vh)) vh = INFINITY; /* (z = 0 or inf: nothing is heavy) */
-    dense_compact(r, vh);
-    double heavy = 0.0, light = 0.0;
-    for (size_t i = 0; i < r->nc; i++) {
-        const double w = (double)f->dw[f->cids[i]];
-        h[tp_bucket(f, kb, P(f->cvals[i], r->t))] += w;
-        heavy += w;
-    }
-    const float vhf = float_ceil(vh);
-    const size_t ns = r->V < 2048 ? r->V : 2048, stride = r->V / ns;
-    for (size_t i = 0; i < ns; i++) {
-        const size_t id = i * stride + stride / 2;
-        const float v = P(nextok__row_get(r->row, r->dt, id), r->t);
-        if (v >= vhf) continue; /* counted exactly */
-        hl[tp_bucket(f, kb, v)] += (double)f->dw[id];
-        light += (double)f->dw[id];
-    }
-    const double up = light > 0.0 && z > heavy ? (z - heavy) / light : 0.0;
-    const double frac[4] = {p - 0.03, p - 0.008, p + 0.008, p + 0.03};
-    double cum = 0.0;
-    int j = 0;
-    for (uint32_t b = HBINS; b-- > 0 && j < 4;) {
-        cum += h[b] + hl[b] * up;
-        while (j < 4 && cum >= frac[j] * z) th[j++] = tp_bucket_floor(f, kb, b);
-    }
-    while (j < 4) th[j++] = -INFINITY;
-}
-
-/* Exact masses (and counts) above th[0..3] over the candidates: the SIMD
- * sums over the row, whose weights (dense_prepare patched them) are the
- * candidates' but classified by the row values; the touched ids then move
- * their term from the row value's place to the override's (integers: exact;
- * a removed id weighs 0 and only leaves its count). */
-static void tp_masses(const struct run *r, float scale, const float th[4], uint64_t q[5],
-                      uint64_t cnt[5], bool counts)
-{
-    struct nextok__fused *f = r->f;
-    float raw[4];
-    for (int j = 0; j < 4; j++) raw[j] = preimage(th[j], r->t);
-    const uint64_t c1 = counts; /* without counts cnt stays 0 */
-    memset(cnt, 0, 5 * sizeof *cnt);
-    r->k->mass_above(r->row, r->dt, r->V, f->dw, scale, raw, q, counts ? cnt : NULL);
-    for (size_t t = 0; t < r->n_touched; t++) {
-        const size_t id = (size_t)f->touched[t];
-        const float x = nextok__row_get(r->row, r->dt, id);
-        const uint64_t m = nextok__mass_q(f->dw[id], scale);
-        q[0] -= m, cnt[0] -= c1;
-        for (int j = 0; j < 4; j++)
-            if (x >= raw[j]) q[1 + j] -= m, cnt[1 + j] -= c1;
-    }
-    for (size_t t = 0; t < f->n_ov; t++) {
-        const float v = P(f->ov[t].logit, r->t);
-        const uint64_t m = nextok__mass_q(f->dw[f->ov[t].id], scale);
-        q[0] += m, cnt[0] += c1;
-        for (int j = 0; j < 4; j++)
-            if (v >= th[j]) q[1 + j] += m, cnt[1 + j] += c1;
-    }
-}
-
-/* The crossing bucket: from the top, the first bucket b with above + hq[b] >=
- * target; *above and *n_above get the mass and count of the buckets over it. */
-static unsigned tp_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins, uint64_t target,
-                         uint64_t *above, size_t *n_above)
-{
-    for (unsigned b = nbins; b-- > 0;) {
-        if (*above + hq[b] >= target) return b;
-        *above += hq[b];
-        *n_above += hn[b];
-    }
-    return 0; /* not reached: the total mass is >= target */
-}
-
-/* The smallest value v with tp_bucket(v) >= B (monotone: a search over the
- * order-preserving keys of the floats). */
-static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t B)
-{
-    uint32_t lo = 0, hi = 0xffffffffu; /* keys: the answer is in [lo, hi] */
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        const float v = tp_unkey(mid);
-        if (tp_bucket(f, kb, v) >= B) hi = mid;
-        else lo = mid + 1;
-    }
-    return tp_unkey(lo);
-}
-
-/* Largest raw value whose processed value is < v (v > -inf). */
-static float tp_raw_below(float v, float t)
-{
-    const float p = preimage(v, t); /* smallest raw with P(raw) >= v */
-    return nextafterf(p, -INFINITY);
-}
-
-/* Candidates with processed values in [vlo, vhi): ids (ascending) in cids,
- * values in cvals, masses in cq. Returns the count. The untouched ones come
- * from one range compaction of the raw values that map into it. */
-static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
-{
-    struct nextok__fused *f = r->f;
-    const float rlo = preimage(vlo, r->t), rhi = vhi == INFINITY ? INFINITY : tp_raw_below(vhi, r->t);
-    const size_t nc = r->k->compact_range(r->row, r->dt, r->V, rlo, rhi, 0, f->cids, f->cvals, r->V);
-    size_t n = 0;
-    for (size_t i = 0; i < nc; i++) {
-        const float x = P(f->cvals[i], r->t);
-        f->cids[n] = f->cids[i];
-        f->cvals[n] = x;
-        n += !f->tmask[f->cids[i]];
-    }
-    for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
-    /* overrides in the range, merged in id order from the back */
-    size_t extra = 0;
-    for (size_t j = 0; j < f->n_ov; j++) {
-        const float x = P(f->ov[j].logit, r->t);
-        extra += x >= vlo && x < vhi;
-    }
-    const size_t total = n + extra;
-    size_t i = n, k = total;
-    for (size_t j = f->n_ov; j-- > 0 && extra > 0;) {
-        const float x = P(f->ov[j].logit, r->t);
-        if (!(x >= vlo && x < vhi)) continue;
-        for (; i > 0 && f->cids[i - 1] > f->ov[j].id; k--, i--) {
-            f->cids[k - 1] = f->cids[i - 1];
-            f->cvals[k - 1] = f->cvals[i - 1];
-            f->cq[k - 1] = f->cq[i - 1];
-        }
-        k--;
-        f->cids[k] = f->ov[j].id;
-        f->cvals[k] = x;
-        f->cq[k] = nextok__mass_q(nextok__expw(x, &f->dref), scale);
-        extra--;
-    }
-    return total;
-}
-
-/* A refinement level: the bucket of a value (kb set: tp_bucket, HBINS
- * buckets) or key bits shift .. shift+bits-1. */
-struct tp_level {
-    bool by_bucket;
-    int32_t kb;
-    unsigned shift, bits;
-};
-
-static inline uint32_t tp_level_of(const struct nextok__fused *f, const struct tp_level *l, float v)
-{
-    if (l->by_bucket) return tp_bucket(f, l->kb, v);
-    return (tp_key(v) >> l->shift) & ((1u << l->bits) - 1);
-}
-
-/* Refine the gathered candidates by one level: keep only the crossing
- * sub-bucket's (in place, order kept). Returns the count. */
-static size_t tp_refine(struct nextok__fused *f, size_t n, struct tp_level l, uint64_t target,
-                        uint64_t *above, size_t *n_above)
-{
-    uint64_t *hq = f->hq[0];
-    uint32_t *hn = f->hn[0];
-    const unsigned nb = l.by_bucket ? HBINS : 1u << l.bits;
-    memset(hq, 0, nb * sizeof *hq);
-    memset(hn, 0, nb * sizeof *hn);
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t k = tp_level_of(f, &l, f->cvals[i]);
-        hq[k] += f->cq[i];
-        hn[k]++;
-    }
-    const unsigned B = tp_cross(hq, hn, nb, target, above, n_above);
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (tp_level_of(f, &l, f->cvals[i]) != B) continue;
-        f->cids[j] = f->cids[i];
-        f->cvals[j] = f->cvals[i];
-        f->cq[j++] = f->cq[i];
-    }
-    return j;
-}
-
-static inline bool tp_keep(float v, int32_t id, float L, int32_t cut)
-{
-    return v > L || (v == L && id <= cut);
-}
-
-/* Survivors in sorted order into c->work (the chain's top-p output). */
-static void tp_emit(struct nextok_chain *c, const struct run *r, float L, int32_t cut)
-{
-    const struct nextok__fused *f = r->f;
-    size_t n = 0, o = 0;
-    float vb[64];
-    for (size_t b = 0; b < r->V; b += 64) {
-        const size_t len = r->V - b < 64 ? r->V - b : 64;
-        const float *v = tp_vals(r, b, len, vb);
-        for (size_t i = 0; i < len; i++) {
-            const int32_t id = (int32_t)(b + i);
-            float x = v[i];
-            if (f->tmask[id]) {
-                while (o < f->n_ov && f->ov[o].id < id) o++;
-                if (o == f->n_ov || f->ov[o].id != id) continue;
-                x = P(f->ov[o].logit, r->t);
-            }
-            if (tp_keep(x, id, L, cut)) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
-        }
-    }
-    set_last(c, n, true);
-}
-
-/* dist right after the cut: the dense weights with every non-survivor at 0
- * (the chain's dist sees only survivors; zeros change no sum; the survivors'
- * maximum is m), their block sums and the canonical walk, as fuse_dist. */
-static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
-                          int32_t cut, uint64_t seed)
-{
-    struct nextok__fused *f = r->f;
-    const size_t V = r->V, nb = (V + 63) / 64;
-    /* keep P(x) > L, or P(x) == L and id <= cut: raw x >= gt, or x >= eq */
-    const float gt = preimage(nextafterf(L, INFINITY), r->t), eq = preimage(L, r->t);
-    r->k->cut_weights(r->row, r->dt, V, gt, eq, cut, f->dw, f->dbs);
-    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
-    for (size_t j = 0; j < f->n_ov; j++) {
-        const float x = P(f->ov[j].logit, r->t);
-        if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
-    }
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t b = (size_t)f->touched[j] >> 6;
-        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
-    }
-    f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
-    f->dt = r->t;
-    f->d_touched = r->n_touched;
-    f->d_cut = true;
-    f->d_typ = false;
-    f->d_cut_v = L;
-    f->d_cut_id = cut;
-    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
-    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
-    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
-                                            (float)((double)f->dw[id] / f->dz)};
-    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
-    c->last_dense = true;
-}
-
-/* top-p as the first filter; `dist_seed` non-NULL: dist follows and ends the
- * chain (drawn densely). Fewer survivors than min_keep: the top min_keep (and
- * ties in keep mode), as top_p.c. */
-static bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_top_p *q,
-                       const uint64_t *dist_seed, bool *drawn)
-{
-    struct nextok__fused *f = r->f;
-    *drawn = false;
-    if (!tp_reserve(f) || !dense_prepare(r, true, true)) return false;
-    /* masses of the canonical weights: dw is them times 2^dN */
-    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
-    const size_t mk = q->min_keep ? q->min_keep : 1;
-    float th[4];
-    uint64_t qa[5], ca[5];
-    tp_window(r, q->p, th);
-    tp_masses(r, scale, th, qa, ca, mk > 1); /* with min_keep 1 the counts are not needed */
-    const uint64_t target = nextok__mass_target(q->p, qa[0]);
-    int j0 = 0; /* the crossing is in [th[j0], th[j0 - 1]) (th[-1] = +inf, th[4] = -inf) */
-    while (j0 < 4 && qa[1 + j0] < target) j0++;
-    uint64_t above = j0 ? qa[j0] : 0;
-    size_t n_above = j0 ? (size_t)ca[j0] : 0;
-    size_t n = tp_gather(r, j0 < 4 ? th[j0] : -INFINITY, j0 ? th[j0 - 1] : INFINITY, scale);
-    n = tp_refine(f, n, (struct tp_level){true, tp_kbase(f), 0, 0}, target, &above, &n_above);
-    n = tp_refine(f, n, (struct tp_level){false, 0, 21, 11}, target, &above, &n_above);
-    n = tp_refine(f, n, (struct tp_level){false, 0, 10, 11}, target, &above, &n_above);
-    n = tp_refine(f, n, (struct tp_level){false, 0, 0, 10}, target, &above, &n_above);
-    /* one value L left; its ids ascend (gathered in id order), equal masses */
-    const float L = f->cvals[0];
-    int32_t cut = INT32_MAX;
-    size_t n_keep = n_above + n;
-    if (q->ties != NEXTOK_TIES_KEEP) {
-        size_t j = 0;
-        while (above + f->cq[j] < target) above += f->cq[j++];
-        cut = f->cids[j];
-        n_keep = n_above + j + 1;
-    }
-    if (n_keep < mk) {
-        return fuse_top_k(c, r, mk < r->n_set ? mk : r->n_set, q->ties == NEXTOK_TIES_KEEP);
-    }
-    if (!dist_seed) {
-        tp_emit(c, r, L, cut);
-        return true;
-    }
-    tp_dense_draw(c, r, L, cut, *dist_seed);
-    *drawn = true;
-    return true;
-}
-
-/* ---- typical-p by a histogram of mass over the score ----------------------------------- */
-
-/*
- * typical-p (docs/semantics.md): c = S / Z from the blocked sums (the SIMD
- * wvsum over the dense weights: S and Z both carry the exact factor 2^dN, so
- * the quotient is the chain's), score |v - c|, top-p's integer masses. The
- * typical order is score ascending, and scores are >= +0, so their bits
- * order as they do. A bracket [klo, khi] of score bits is guessed from a
- * sample (ty_bracket); one SIMD scan (typscan) gives the exact total mass,
- * the exact mass and count under the bracket and the bracket's candidates;
- * when the cut is outside, the bracket moves to the side that holds it and
- * the scan runs again. Inside, histograms of the key refine down to one
- * score, whose candidates are ordered by (larger v, lower id) exactly. The
- * cut is the triple (score, v, id) of the last kept candidate in typical
- * order: kept = lexicographically <= it.
- */
-
-static inline uint32_t ty_bits(float s)
-{
-    uint32_t u;
-    memcpy(&u, &s, sizeof u);
-    return u;
-}
-
-static inline bool ty_keep(float v, int32_t id, float c, float ls, float lv, int32_t lid)
-{
-    const float s = fabsf(v - c);
-    return s < ls || (s == ls && (v > lv || (v == lv && id <= lid)));
-}
-
-/* Processed value of candidate id: its override when touched (ov is sorted
- * by id: a binary search), else the row's. */
-static float ty_value(const struct run *r, int32_t id)
-{
-    const struct nextok__fused *f = r->f;
-    if (f->tmask[id]) {
-        size_t lo = 0, hi = f->n_ov;
-        while (hi - lo > 1) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (f->ov[mid].id <= id) lo = mid;
-            else hi = mid;
-        }
-        return P(f->ov[lo].logit, r->t);
-    }
-    return P(nextok__row_get(r->row, r->dt, (size_t)id), r->t);
-}
-
-static bool ty_reserve(struct nextok__fused *f)
-{
-    if (!f->tys) f->tys = malloc((((size_t)f->n_vocab + 63) / 64) * sizeof *f->tys);
-    return f->tys != NULL;
-}
-
-/* c = (float)(S / Z): S's block sums from the row by the SIMD kernel; the
- * blocks of touched ids again from their overrides (dw is already patched:
- * removed ids weigh 0, which adds nothing whatever v is). */
-static float ty_center(const struct run *r)
-{
-    struct nextok__fused *f = r->f;
-    const size_t V = r->V, nb = (V + 63) / 64;
-    r->k->wvsum(r->row, r->dt, V, r->t, f->dw, f->tys);
-    size_t last = nb; /* the last block redone, to skip repeats */
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t b = (size_t)f->touched[j] >> 6;
-        if (b == last) continue;
-        last = b;
-        const size_t len = V - 64 * b < 64 ? V - 64 * b : 64;
-        float v[64];
-        for (size_t i = 0; i < len; i++)
-            v[i] = f->dw[64 * b + i] == 0.0f ? 0.0f : ty_value(r, (int32_t)(64 * b + i));
-        f->tys[b] = nextok__wvblock(f->dw + 64 * b, v, len);
-    }
-    double s = 0.0;
-    for (size_t b = 0; b < nb; b++) s += f->tys[b];
-    return (float)(s / f->dz);
-}
-
-/* From the bottom (most typical first): the first bucket b where the prefix
- * through it has mass >= target and at least kmin candidates; *below and
- * *n_below get the mass and count of the buckets under it. */
-static unsigned ty_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins, uint64_t target,
-                         size_t kmin, uint64_t *below, size_t *n_below)
-{
-    for (unsigned b = 0; b < nbins; b++) {
-        if (*below + hq[b] >= target && *n_below + hn[b] >= kmin) return b;
-        *below += hq[b];
-        *n_below += hn[b];
-    }
-    return nbins - 1; /* not reached: the whole set satisfies both */
-}
-
-#define TY_HEAVY 8 /* heaviest blocks the bracket's sample takes whole */
-#define TY_RUNS 32  /* blocks it takes at even strides                 */
-
-/* Add block b's candidates to the sample histogram (hq[0], hn[0]), masses
- * (their high bits) times mul. Returns their sum. */
-static uint64_t ty_sample_block(const struct run *r, size_t b, float center, float scale, uint64_t mul)
-{
-    struct nextok__fused *f = r->f;
-    uint64_t tot = 0;
-    const size_t e = 64 * b + 64 < r->V ? 64 * b + 64 : r->V;
-    for (size_t i = 64 * b; i < e; i++) {
-        if (f->tmask[i]) continue;
-        const float sc = fabsf(P(nextok__row_get(r->row, r->dt, i), r->t) - center);
-        /* q < 2^62 / n, mul <= n / 64, 2560 of them: >> 8 keeps the sum
-         * below 2^62 (a bracket needs no low bits) */
-        const uint64_t q = (nextok__mass_q(f->dw[i], scale) >> 8) * mul;
-        f->hq[0][ty_bits(sc) >> 20] += q;
-        f->hn[0][ty_bits(sc) >> 20]++;
-        tot += q;
-    }
-    return tot;
-}
-
-/*
- * A bracket [*klo, *khi] of score bits expected to hold the cut: the level-0
- * bucket (bits 30..20) where a sample's mass crosses p (and its share of
- * min_keep), widened by a bucket each way. The sample: the TY_HEAVY blocks
- * of largest weight sum (exactly: a peaked row's few heavy tokens decide the
- * cut and a strided sample misses them) and TY_RUNS blocks at even strides
- * standing for the rest (masses times the ratio of the block counts, in
- * integers). Only speed depends on it: fuse_typical moves a bracket that
- * misses. Small rows: everything.
- */
-static void ty_bracket(const struct run *r, float center, float scale, float p, size_t kmin,
-                       uint32_t *klo, uint32_t *khi)
-{
-    struct nextok__fused *f = r->f;
-    *klo = 0;
-    *khi = UINT32_MAX;
-    if (r->V <= 8192) return;
-    memset(f->hq[0], 0, sizeof f->hq[0]);
-    memset(f->hn[0], 0, sizeof f->hn[0]);
-    const size_t nb = (r->V + 63) / 64;
-    size_t heavy[TY_HEAVY], nh = 0; /* block ids, by weight sum descending */
-    for (size_t b = 0; b < nb; b++) {
-        if (nh == TY_HEAVY && !(f->dbs[b] > f->dbs[heavy[nh - 1]])) continue;
-        size_t j = nh < TY_HEAVY ? nh++ : nh - 1;
-        for (; j > 0 && f->dbs[heavy[j - 1]] < f->dbs[b]; j--) heavy[j] = heavy[j - 1];
-        heavy[j] = b;
-    }
-    /* the strided blocks stand for nb - nh blocks: mass times (nb - nh),
-     * the heavy ones times TY_RUNS */
-    uint64_t tot = 0;
-    for (size_t j = 0; j < nh; j++) tot += ty_sample_block(r, heavy[j], center, scale, TY_RUNS);
-    for (size_t k = 0; k < TY_RUNS; k++) {
-        const size_t b = k * nb / TY_RUNS;
-        bool is_heavy = false;
-        for (size_t j = 0; j < nh; j++) is_heavy |= heavy[j] == b;
-        if (!is_heavy) tot += ty_sample_block(r, b, center, scale, nb - nh);
-    }
-    if (tot == 0) return;
-    uint64_t below = 0;
-    size_t n_below = 0;
-    const size_t ns = 64 * (TY_RUNS + nh);
-    const size_t ks = kmin ? (size_t)((double)kmin * (double)ns / (double)r->n_set) : 0;
-    const unsigned B = ty_cross(f->hq[0], f->hn[0], HBINS, nextok__mass_target(p, tot), ks, &below, &n_below);
-    *klo = B > 0 ? (uint32_t)(B - 1) << 20 : 0;
-    *khi = B + 2 < HBINS ? ((uint32_t)(B + 2) << 20) - 1 : UINT32_MAX;
-}
-
-/* One SIMD scan (kernels' typscan): every score into f->sel, the total mass
- * and the mass and count under the bracket, its candidates (ids ascending
- * from the row, overrides appended) in cids/cvals with masses in cq. The
- * touched ids trade the row's terms for their overrides' (dw is patched, so
- * the masses are already theirs). Returns the bracket's count. */
-static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
-{
-    struct nextok__fused *f = r->f;
-    size_t m = r->k->typscan(r->row, r->dt, r->V, r->t, f->dw, ts, f->sel, f->cids, f->cvals);
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const int32_t id = f->touched[j];
-        const uint32_t k = ty_bits(f->sel[id]);
-        const uint64_t q = nextok__mass_q(f->dw[id], ts->scale);
-        ts->q_total -= q;
-        if (k < ts->klo) ts->q_below -= q, ts->n_below--;
-    }
-    if (r->n_touched > 0) { /* drop the row's touched entries */
-        size_t j = 0;
-        for (size_t i = 0; i < m; i++) {
-            f->cids[j] = f->cids[i];
-            f->cvals[j] = f->cvals[i];
-            j += !f->tmask[f->cids[i]];
-        }
-        m = j;
-    }
-    for (size_t j = 0; j < f->n_ov; j++) {
-        const int32_t id = f->ov[j].id;
-        const float sc = fabsf(P(f->ov[j].logit, r->t) - ts->center);
-        const uint64_t q = nextok__mass_q(f->dw[id], ts->scale);
-        f->sel[id] = sc;
-        ts->q_total += q;
-        if (ty_bits(sc) < ts->klo) {
-            ts->q_below += q;
-            ts->n_below++;
-        } else if (ty_bits(sc) <= ts->khi) {
-            f->cids[m] = id;
-            f->cvals[m++] = sc;
-        }
-    }
-    for (size_t i = 0; i < m; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], ts->scale);
-    return m;
-}
-
-/* Keep only the crossing sub-bucket (key - base) >> shift (< nb <= HBINS)
- * of the set (in place, order kept), two interleaved histograms so that a
- * run of equal buckets does not wait on its own stores. Returns the count;
- * *base becomes the sub-bucket's first key. */
-static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift, unsigned nb,
-                        uint64_t target, size_t kmin, uint64_t *below, size_t *n_below)
-{
-    uint64_t *hq = f->hq[0], *hq1 = f->hq[1];
-    uint32_t *hn = f->hn[0], *hn1 = f->hn[1];
-    memset(hq, 0, nb * sizeof *hq);
-    memset(hn, 0, nb * sizeof *hn);
-    memset(hq1, 0, nb * sizeof *hq1);
-    memset(hn1, 0, nb * sizeof *hn1);
-    const uint32_t b0 = *base;
-    size_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-        const uint32_t k0 = (ty_bits(f->cvals[i]) - b0) >> shift, k1 = (ty_bits(f->cvals[i + 1]) - b0) >> shift;
-        hq[k0] += f->cq[i];
-        hn[k0]++;
-        hq1[k1] += f->cq[i + 1];
-        hn1[k1]++;
-    }
-    for (; i < n; i++) {
-        const uint32_t k = (ty_bits(f->cvals[i]) - b0) >> shift;
-        hq[k] += f->cq[i];
-        hn[k]++;
-    }
-    for (unsigned k = 0; k < nb; k++) {
-        hq[k] += hq1[k];
-        hn[k] += hn1[k];
-    }
-    const unsigned B = ty_cross(hq, hn, nb, target, kmin, below, n_below);
-    size_t j = 0;
-    for (i = 0; i < n; i++) {
-        const bool in = (ty_bits(f->cvals[i]) - b0) >> shift == B;
-        f->cids[j] = f->cids[i];
-        f->cvals[j] = f->cvals[i];
-        f->cq[j] = f->cq[i];
-        j += in;
-    }
-    *base = b0 + ((uint32_t)B << shift);
-    return j;
-}
-
-/* Survivors in id order into c->work, unsorted (typical keeps its input
- * order, which is id order here). */
-static void ty_emit(struct nextok_chain *c, const struct run *r, float center, float ls, float lv,
-                    int32_t lid)
-{
-    const struct nextok__fused *f = r->f;
-    size_t n = 0, o = 0;
-    float vb[64];
-    for (size_t b = 0; b < r->V; b += 64) {
-        const size_t len = r->V - b < 64 ? r->V - b : 64;
-        const float *v = tp_vals(r, b, len, vb);
-        for (size_t i = 0; i < len; i++) {
-            const int32_t id = (int32_t)(b + i);
-            float x = v[i];
-            if (f->tmask[id]) {
-                while (o < f->n_ov && f->ov[o].id < id) o++;
-                if (o == f->n_ov || f->ov[o].id != id) continue;
-                x = P(f->ov[o].logit, r->t);
-            }
-            if (ty_keep(x, id, center, ls, lv, lid)) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
-        }
-    }
-    c->last = (struct nextok_token_data_array){c->work, n, -1, false};
-}
-
-/* dist right after the cut: the dense weights with every non-survivor at 0,
- * their block sums and the canonical walk, as tp_dense_draw. f->sel holds
- * every candidate's score (ty_scan; removed ids weigh 0 already), so one
- * pass keeps score < ls; the kept ones of score ls, work[0 .. nt-1] (their
- * weights saved in .p), are put back and their blocks summed again. */
-static void ty_dense_draw(struct nextok_chain *c, const struct run *r, size_t nt, float center,
-                          float ls, float lv, int32_t lid, uint64_t seed)
-{
-    struct nextok__fused *f = r->f;
-    const size_t V = r->V, nb = (V + 63) / 64;
-    const uint32_t kls = ty_bits(ls);
-    for (size_t k = 0; k < nt; k++) c->work[k].p = f->dw[c->work[k].id];
-    for (size_t b = 0; b < V; b += 64) {
-        const size_t len = V - b < 64 ? V - b : 64;
-        float *w = f->dw + b;
-        const float *sc = f->sel + b;
-        for (size_t i = 0; i < len; i++) w[i] = ty_bits(sc[i]) < kls ? w[i] : 0.0f;
-        f->dbs[b / 64] = nextok__wblock(w, len);
-    }
-    for (size_t k = 0; k < nt; k++) {
-        f->dw[c->work[k].id] = c->work[k].p;
-        f->tys[(size_t)c->work[k].id >> 6] = -1.0; /* tys is free after ty_center: dirty marks */
-    }
-    for (size_t b = 0; b < nb && nt > 0; b++)
-        if (f->tys[b] == -1.0) {
-            f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
-            f->tys[b] = 0.0;
-        }
-    f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
-    f->dt = r->t;
-    f->d_touched = r->n_touched;
-    f->d_cut = false;
-    f->d_typ = true;
-    f->d_typ_c = center;
-    f->d_typ_s = ls;
-    f->d_typ_v = lv;
-    f->d_typ_id = lid;
-    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
-    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
-    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
-                                            (float)((double)f->dw[id] / f->dz)};
-    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
-    c->last_dense = true;
-}
-
-/* typical as the first filter (min_keep < n_set, p < 1); `dist_seed`
- * non-NULL: dist follows and ends the chain (drawn densely). */
-static bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_typical *q,
-                         const uint64_t *dist_seed, bool *drawn)
-{
-    struct nextok__fused *f = r->f;
-    *drawn = false;
-    if (!tp_reserve(f) || !ty_reserve(f) || !dense_prepare(r, true, false)) return false;
-    const float center = ty_center(r);
-    /* masses of the canonical weights: dw is them times 2^dN */
-    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
-    const size_t kmin = q->min_keep > 1 ? q->min_keep : 0; /* 1: implied by the mass */
-    struct nextok__typscan ts = {center, scale, 0, 0, 0, 0, 0};
-    ty_bracket(r, center, scale, q->p, kmin, &ts.klo, &ts.khi);
-    size_t n;
-    uint64_t target;
-    for (;;) { /* at most three scans: a miss moves the bracket to the side known to hold the cut */
-        ts.q_total = ts.q_below = 0;
-        ts.n_below = 0;
-        n = ty_scan(r, &ts);
-        target = nextok__mass_target(q->p, ts.q_total);
-        uint64_t qin = 0;
-        for (size_t i = 0; i < n; i++) qin += f->cq[i];
-        if (ts.q_below >= target && ts.n_below >= kmin) { /* the cut is under the bracket */
-            ts.khi = ts.klo - 1;
-            ts.klo = 0;
-        } else if (ts.q_below + qin < target || ts.n_below + n < kmin) { /* over it */
-            ts.klo = ts.khi + 1;
-            ts.khi = UINT32_MAX;
-        } else {
-            break;
-        }
-    }
-    uint64_t below = ts.q_below;
-    size_t n_below = ts.n_below;
-    /* refine the bracket's keys [klo, khi] 11 bits at a time down to one key */
-    uint32_t base = ts.klo, span = ts.khi - ts.klo;
-    for (;;) {
-        unsigned shift = 0;
-        while ((span >> shift) >= HBINS) shift++;
-        n = ty_refine(f, n, &base, shift, (span >> shift) + 1, target, kmin, &below, &n_below);
-        if (shift == 0) break;
-        span = (1u << shift) - 1;
-    }
-    /* one score left: its candidates in (larger v, lower id) order */
-    const float ls = f->cvals[0];
-    for (size_t j = 0; j < n; j++)
-        c->work[j] = (struct nextok_token_data){f->cids[j], ty_value(r, f->cids[j]), 0.0f};
-    nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
-    size_t j = 0;
-    for (;; j++) {
-        below += nextok__mass_q(f->dw[c->work[j].id], scale);
-        if ((below >= target && n_below + j + 1 >= kmin) || j + 1 == n) break;
-    }
-    const float lv = c->work[j].logit;
-    const int32_t lid = c->work[j].id;
-    if (!dist_seed) {
-        ty_emit(c, r, center, ls, lv, lid);
-        return true;
-    }
-    ty_dense_draw(c, r, j + 1, center, ls, lv, lid, *dist_seed);
-    *drawn = true;
-    return true;
-}
-
-bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *set)
-{
-    if (!c->last_dense || !c->last_valid || !c->fused) return false;
-    const struct nextok__fused *f = c->fused;
-    const size_t V = (size_t)f->n_vocab;
-    *set = (struct nextok__wset){f->dw, V, f->dcum, NULL, (V + 63) / 64, f->dz};
-    return true;
-}
-
-/* Write the dense distribution of the last call into c->last as the chain
- * leaves it: every candidate in id order with its processed logit and p =
- * w / Z; `selected` follows the token. row must be the last call's row. */
-void nextok__fused_materialize(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
-{
-    if (!c->last_dense) return;
-    struct nextok__fused *f = c->fused;
-    const int32_t sel = c->work[0].id;
-    for (size_t j = 0; j < f->d_touched; j++) f->tmask[f->touched[j]] = 1;
-    size_t n = 0, o = 0, pick = 0;
-    for (size_t i = 0; i < (size_t)f->n_vocab; i++) {
-        float v;
-        if (o < f->n_ov && f->ov[o].id == (int32_t)i) v = P(f->ov[o++].logit, f->dt);
-        else if (f->tmask[i]) continue; /* removed by a processor */
-        else v = P(nextok__row_get(row, dt, i), f->dt);
-        if (f->d_cut && !tp_keep(v, (int32_t)i, f->d_cut_v, f->d_cut_id)) continue;
-        if (f->d_typ && !ty_keep(v, (int32_t)i, f->d_typ_c, f->d_typ_s, f->d_typ_v, f->d_typ_id)) continue;
-        if ((int32_t)i == sel) pick = n;
-        c->work[n++] = (struct nextok_token_data){(int32_t)i, v, (float)((double)f->dw[i] / f->dz)};
-    }
-    clear_mask(f, f->d_touched);
-    c->last = (struct nextok_token_data_array){c->work, n, (int64_t)pick, false};
-    c->last_dense = false;
 }
 
 /* ---- the tail: ordinary stages ---------------------------------------------------------- */

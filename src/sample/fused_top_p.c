@@ -1,0 +1,366 @@
+/*
+ * Fused top-p (docs/semantics.md: integer masses, exact in any order): the
+ * crossing found without sorting the vocabulary. See fused.c for the frame
+ * (struct run, overrides, the dense weights) and docs/performance.md.
+ */
+#include "fused_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- top-p by a histogram of mass ------------------------------------------------------- */
+
+/*
+ * top-p (docs/semantics.md): the candidates' masses q = floor(w 2^s) are
+ * integers, so every sum of them is exact in any order and this path reaches
+ * the chain's cut (top_p.c, a sorted walk) without sorting. A sample places
+ * four thresholds around the expected crossing (tp_window); one SIMD pass
+ * sums the exact masses above each (tp_masses), which tells in which
+ * interval the crossing lies; only that interval's candidates are gathered
+ * (tp_gather) and refined: by the exponential's k (a narrow band of values
+ * per bucket), then by key bits 31..21, 20..10, 9..0. The last level is one
+ * logit value L; its candidates in id order complete the walk. The cut is
+ * "v > L, or v == L and id <= cut" (keep-ties: every id of L).
+ */
+
+/* Key of a processed value, -0 as +0 (they compare equal as logits). */
+static inline uint32_t tp_key(float v)
+{
+    uint32_t u;
+    v += 0.0f;
+    memcpy(&u, &v, sizeof u);
+    return u ^ ((uint32_t)(-(int32_t)(u >> 31)) | 0x80000000u); /* fkey_bits, no branch */
+}
+
+bool tp_reserve(struct nextok__fused *f)
+{
+    if (!dense_reserve(f)) return false;
+    if (!f->cq) f->cq = malloc(((size_t)f->n_vocab + SLACK) * sizeof *f->cq);
+    if (!f->hq) f->hq = malloc(2 * sizeof *f->hq); /* typical interleaves two */
+    if (!f->tpw) f->tpw = malloc(2 * HBINS * sizeof *f->tpw);
+    if (!f->hn) f->hn = malloc(2 * sizeof *f->hn);
+    return f->cq && f->hq && f->hn && f->tpw;
+}
+
+/* Smallest value whose key is >= k (-inf/+inf where k falls among NaN keys). */
+static float tp_unkey(uint32_t k)
+{
+    const uint32_t u = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
+    float v;
+    memcpy(&v, &u, sizeof v);
+    if (isnan(v)) return (k & 0x80000000u) ? INFINITY : -INFINITY;
+    return v;
+}
+
+/* Buckets of level 0: the k of a value (nextok__tp_bucket), so that one
+ * bucket is a narrow band of values (a factor 2^(1/16) of weight) and the
+ * crossing bucket holds few candidates even on flat rows. kbase puts the
+ * maximum's k in the second-highest bucket; everything more than HBINS - 2
+ * steps of k below it (weight 0: under the cut-off) shares bucket 0. */
+static int32_t tp_kbase(const struct nextok__fused *f)
+{
+    return nextok__expw_k(f->dmax - f->cref.c) - (HBINS - 2);
+}
+
+static inline uint32_t tp_bucket(const struct nextok__fused *f, int32_t kbase, float v)
+{
+    return nextok__tp_bucket(v, f->cref.c, kbase, HBINS);
+}
+
+static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t B);
+
+/* Four processed thresholds, descending, around the value where the mass
+ * from the top crosses p, from an estimate of the mass above each bucket:
+ * the heavy candidates (weight >= Z / 4096, found from the group maxima:
+ * on peaked rows they hold most of the mass) exactly, the others by a
+ * strided sample of 2048 scaled to the mass they leave. The thresholds are
+ * where the estimate reaches p -/+ 0.03 and p -/+ 0.008 of Z. Only speed
+ * depends on them: the masses above them are then summed exactly. */
+static void tp_window(struct run *r, float p, float th[4])
+{
+    struct nextok__fused *f = r->f;
+    const int32_t kb = tp_kbase(f);
+    double *h = f->tpw, *hl = f->tpw + HBINS; /* heavy (exact), light (sampled) */
+    memset(f->tpw, 0, 2 * HBINS * sizeof *f->tpw);
+    const double z = f->dz;
+    double vh = (double)f->dref.c + (double)f->dref.n * 0.6931471805599453 + log(z / 4096.0);
+    if (!(vh == vh)) vh = INFINITY; /* (z = 0 or inf: nothing is heavy) */
+    dense_compact(r, vh);
+    double heavy = 0.0, light = 0.0;
+    for (size_t i = 0; i < r->nc; i++) {
+        const double w = (double)f->dw[f->cids[i]];
+        h[tp_bucket(f, kb, P(f->cvals[i], r->t))] += w;
+        heavy += w;
+    }
+    const float vhf = float_ceil(vh);
+    const size_t ns = r->V < 2048 ? r->V : 2048, stride = r->V / ns;
+    for (size_t i = 0; i < ns; i++) {
+        const size_t id = i * stride + stride / 2;
+        const float v = P(nextok__row_get(r->row, r->dt, id), r->t);
+        if (v >= vhf) continue; /* counted exactly */
+        hl[tp_bucket(f, kb, v)] += (double)f->dw[id];
+        light += (double)f->dw[id];
+    }
+    const double up = light > 0.0 && z > heavy ? (z - heavy) / light : 0.0;
+    const double frac[4] = {p - 0.03, p - 0.008, p + 0.008, p + 0.03};
+    double cum = 0.0;
+    int j = 0;
+    for (uint32_t b = HBINS; b-- > 0 && j < 4;) {
+        cum += h[b] + hl[b] * up;
+        while (j < 4 && cum >= frac[j] * z) th[j++] = tp_bucket_floor(f, kb, b);
+    }
+    while (j < 4) th[j++] = -INFINITY;
+}
+
+/* Exact masses (and counts) above th[0..3] over the candidates: the SIMD
+ * sums over the row, whose weights (dense_prepare patched them) are the
+ * candidates' but classified by the row values; the touched ids then move
+ * their term from the row value's place to the override's (integers: exact;
+ * a removed id weighs 0 and only leaves its count). */
+static void tp_masses(const struct run *r, float scale, const float th[4], uint64_t q[5],
+                      uint64_t cnt[5], bool counts)
+{
+    struct nextok__fused *f = r->f;
+    float raw[4];
+    for (int j = 0; j < 4; j++) raw[j] = preimage(th[j], r->t);
+    const uint64_t c1 = counts; /* without counts cnt stays 0 */
+    memset(cnt, 0, 5 * sizeof *cnt);
+    r->k->mass_above(r->row, r->dt, r->V, f->dw, scale, raw, q, counts ? cnt : NULL);
+    for (size_t t = 0; t < r->n_touched; t++) {
+        const size_t id = (size_t)f->touched[t];
+        const float x = nextok__row_get(r->row, r->dt, id);
+        const uint64_t m = nextok__mass_q(f->dw[id], scale);
+        q[0] -= m, cnt[0] -= c1;
+        for (int j = 0; j < 4; j++)
+            if (x >= raw[j]) q[1 + j] -= m, cnt[1 + j] -= c1;
+    }
+    for (size_t t = 0; t < f->n_ov; t++) {
+        const float v = P(f->ov[t].logit, r->t);
+        const uint64_t m = nextok__mass_q(f->dw[f->ov[t].id], scale);
+        q[0] += m, cnt[0] += c1;
+        for (int j = 0; j < 4; j++)
+            if (v >= th[j]) q[1 + j] += m, cnt[1 + j] += c1;
+    }
+}
+
+/* The crossing bucket: from the top, the first bucket b with above + hq[b] >=
+ * target; *above and *n_above get the mass and count of the buckets over it. */
+static unsigned tp_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins, uint64_t target,
+                         uint64_t *above, size_t *n_above)
+{
+    for (unsigned b = nbins; b-- > 0;) {
+        if (*above + hq[b] >= target) return b;
+        *above += hq[b];
+        *n_above += hn[b];
+    }
+    return 0; /* not reached: the total mass is >= target */
+}
+
+/* The smallest value v with tp_bucket(v) >= B (monotone: a search over the
+ * order-preserving keys of the floats). */
+static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t B)
+{
+    uint32_t lo = 0, hi = 0xffffffffu; /* keys: the answer is in [lo, hi] */
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        const float v = tp_unkey(mid);
+        if (tp_bucket(f, kb, v) >= B) hi = mid;
+        else lo = mid + 1;
+    }
+    return tp_unkey(lo);
+}
+
+/* Largest raw value whose processed value is < v (v > -inf). */
+static float tp_raw_below(float v, float t)
+{
+    const float p = preimage(v, t); /* smallest raw with P(raw) >= v */
+    return nextafterf(p, -INFINITY);
+}
+
+/* Candidates with processed values in [vlo, vhi): ids (ascending) in cids,
+ * values in cvals, masses in cq. Returns the count. The untouched ones come
+ * from one range compaction of the raw values that map into it. */
+static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
+{
+    struct nextok__fused *f = r->f;
+    const float rlo = preimage(vlo, r->t), rhi = vhi == INFINITY ? INFINITY : tp_raw_below(vhi, r->t);
+    const size_t nc = r->k->compact_range(r->row, r->dt, r->V, rlo, rhi, 0, f->cids, f->cvals, r->V);
+    size_t n = 0;
+    for (size_t i = 0; i < nc; i++) {
+        const float x = P(f->cvals[i], r->t);
+        f->cids[n] = f->cids[i];
+        f->cvals[n] = x;
+        n += !f->tmask[f->cids[i]];
+    }
+    for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
+    /* overrides in the range, merged in id order from the back */
+    size_t extra = 0;
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const float x = P(f->ov[j].logit, r->t);
+        extra += x >= vlo && x < vhi;
+    }
+    const size_t total = n + extra;
+    size_t i = n, k = total;
+    for (size_t j = f->n_ov; j-- > 0 && extra > 0;) {
+        const float x = P(f->ov[j].logit, r->t);
+        if (!(x >= vlo && x < vhi)) continue;
+        for (; i > 0 && f->cids[i - 1] > f->ov[j].id; k--, i--) {
+            f->cids[k - 1] = f->cids[i - 1];
+            f->cvals[k - 1] = f->cvals[i - 1];
+            f->cq[k - 1] = f->cq[i - 1];
+        }
+        k--;
+        f->cids[k] = f->ov[j].id;
+        f->cvals[k] = x;
+        f->cq[k] = nextok__mass_q(nextok__expw(x, &f->dref), scale);
+        extra--;
+    }
+    return total;
+}
+
+/* A refinement level: the bucket of a value (kb set: tp_bucket, HBINS
+ * buckets) or key bits shift .. shift+bits-1. */
+struct tp_level {
+    bool by_bucket;
+    int32_t kb;
+    unsigned shift, bits;
+};
+
+static inline uint32_t tp_level_of(const struct nextok__fused *f, const struct tp_level *l, float v)
+{
+    if (l->by_bucket) return tp_bucket(f, l->kb, v);
+    return (tp_key(v) >> l->shift) & ((1u << l->bits) - 1);
+}
+
+/* Refine the gathered candidates by one level: keep only the crossing
+ * sub-bucket's (in place, order kept). Returns the count. */
+static size_t tp_refine(struct nextok__fused *f, size_t n, struct tp_level l, uint64_t target,
+                        uint64_t *above, size_t *n_above)
+{
+    uint64_t *hq = f->hq[0];
+    uint32_t *hn = f->hn[0];
+    const unsigned nb = l.by_bucket ? HBINS : 1u << l.bits;
+    memset(hq, 0, nb * sizeof *hq);
+    memset(hn, 0, nb * sizeof *hn);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t k = tp_level_of(f, &l, f->cvals[i]);
+        hq[k] += f->cq[i];
+        hn[k]++;
+    }
+    const unsigned B = tp_cross(hq, hn, nb, target, above, n_above);
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tp_level_of(f, &l, f->cvals[i]) != B) continue;
+        f->cids[j] = f->cids[i];
+        f->cvals[j] = f->cvals[i];
+        f->cq[j++] = f->cq[i];
+    }
+    return j;
+}
+
+/* Survivors in sorted order into c->work (the chain's top-p output). */
+static void tp_emit(struct nextok_chain *c, const struct run *r, float L, int32_t cut)
+{
+    const struct nextok__fused *f = r->f;
+    size_t n = 0, o = 0;
+    float vb[64];
+    for (size_t b = 0; b < r->V; b += 64) {
+        const size_t len = r->V - b < 64 ? r->V - b : 64;
+        const float *v = tp_vals(r, b, len, vb);
+        for (size_t i = 0; i < len; i++) {
+            const int32_t id = (int32_t)(b + i);
+            float x = v[i];
+            if (f->tmask[id]) {
+                while (o < f->n_ov && f->ov[o].id < id) o++;
+                if (o == f->n_ov || f->ov[o].id != id) continue;
+                x = P(f->ov[o].logit, r->t);
+            }
+            if (tp_keep(x, id, L, cut)) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
+        }
+    }
+    set_last(c, n, true);
+}
+
+/* dist right after the cut: the dense weights with every non-survivor at 0
+ * (the chain's dist sees only survivors; zeros change no sum; the survivors'
+ * maximum is m), their block sums and the canonical walk, as fuse_dist. */
+static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
+                          int32_t cut, uint64_t seed)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    /* keep P(x) > L, or P(x) == L and id <= cut: raw x >= gt, or x >= eq */
+    const float gt = preimage(nextafterf(L, INFINITY), r->t), eq = preimage(L, r->t);
+    r->k->cut_weights(r->row, r->dt, V, gt, eq, cut, f->dw, f->dbs);
+    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const float x = P(f->ov[j].logit, r->t);
+        if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
+    }
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t b = (size_t)f->touched[j] >> 6;
+        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+    }
+    f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
+    f->dt = r->t;
+    f->d_touched = r->n_touched;
+    f->d_cut = true;
+    f->d_typ = false;
+    f->d_cut_v = L;
+    f->d_cut_id = cut;
+    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
+    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
+    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
+                                            (float)((double)f->dw[id] / f->dz)};
+    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
+    c->last_dense = true;
+}
+
+/* top-p as the first filter; `dist_seed` non-NULL: dist follows and ends the
+ * chain (drawn densely). Fewer survivors than min_keep: the top min_keep (and
+ * ties in keep mode), as top_p.c. */
+bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_top_p *q,
+                       const uint64_t *dist_seed, bool *drawn)
+{
+    struct nextok__fused *f = r->f;
+    *drawn = false;
+    if (!tp_reserve(f) || !dense_prepare(r, true, true)) return false;
+    /* masses of the canonical weights: dw is them times 2^dN */
+    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
+    const size_t mk = q->min_keep ? q->min_keep : 1;
+    float th[4];
+    uint64_t qa[5], ca[5];
+    tp_window(r, q->p, th);
+    tp_masses(r, scale, th, qa, ca, mk > 1); /* with min_keep 1 the counts are not needed */
+    const uint64_t target = nextok__mass_target(q->p, qa[0]);
+    int j0 = 0; /* the crossing is in [th[j0], th[j0 - 1]) (th[-1] = +inf, th[4] = -inf) */
+    while (j0 < 4 && qa[1 + j0] < target) j0++;
+    uint64_t above = j0 ? qa[j0] : 0;
+    size_t n_above = j0 ? (size_t)ca[j0] : 0;
+    size_t n = tp_gather(r, j0 < 4 ? th[j0] : -INFINITY, j0 ? th[j0 - 1] : INFINITY, scale);
+    n = tp_refine(f, n, (struct tp_level){true, tp_kbase(f), 0, 0}, target, &above, &n_above);
+    n = tp_refine(f, n, (struct tp_level){false, 0, 21, 11}, target, &above, &n_above);
+    n = tp_refine(f, n, (struct tp_level){false, 0, 10, 11}, target, &above, &n_above);
+    n = tp_refine(f, n, (struct tp_level){false, 0, 0, 10}, target, &above, &n_above);
+    /* one value L left; its ids ascend (gathered in id order), equal masses */
+    const float L = f->cvals[0];
+    int32_t cut = INT32_MAX;
+    size_t n_keep = n_above + n;
+    if (q->ties != NEXTOK_TIES_KEEP) {
+        size_t j = 0;
+        while (above + f->cq[j] < target) above += f->cq[j++];
+        cut = f->cids[j];
+        n_keep = n_above + j + 1;
+    }
+    if (n_keep < mk) {
+        return fuse_top_k(c, r, mk < r->n_set ? mk : r->n_set, q->ties == NEXTOK_TIES_KEEP);
+    }
+    if (!dist_seed) {
+        tp_emit(c, r, L, cut);
+        return true;
+    }
+    tp_dense_draw(c, r, L, cut, *dist_seed);
+    *drawn = true;
+    return true;
+}
+

@@ -1,0 +1,421 @@
+/*
+ * Fused typical-p (docs/semantics.md: the order |v - c| with c = S / Z on the
+ * canonical weights, top-p's integer masses): the cut found without sorting
+ * the vocabulary. See fused.c for the frame and docs/performance.md.
+ */
+#include "fused_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- typical-p by a histogram of mass over the score ----------------------------------- */
+
+/*
+ * typical-p (docs/semantics.md): c = S / Z from the blocked sums (the SIMD
+ * wvsum over the dense weights: S and Z both carry the exact factor 2^dN, so
+ * the quotient is the chain's), score |v - c|, top-p's integer masses. The
+ * typical order is score ascending, and scores are >= +0, so their bits
+ * order as they do. A bracket [klo, khi] of score bits is guessed from a
+ * sample (ty_bracket); one SIMD scan (typscan) gives the exact total mass,
+ * the exact mass and count under the bracket and the bracket's candidates;
+ * when the cut is outside, the bracket moves to the side that holds it and
+ * the scan runs again. Inside, histograms of the key refine down to one
+ * score, whose candidates are ordered by (larger v, lower id) exactly. The
+ * cut is the triple (score, v, id) of the last kept candidate in typical
+ * order: kept = lexicographically <= it.
+ */
+
+static inline uint32_t ty_bits(float s)
+{
+    uint32_t u;
+    memcpy(&u, &s, sizeof u);
+    return u;
+}
+
+/* Processed value of candidate id: its override when touched (ov is sorted
+ * by id: a binary search), else the row's. */
+static float ty_value(const struct run *r, int32_t id)
+{
+    const struct nextok__fused *f = r->f;
+    if (f->tmask[id]) {
+        size_t lo = 0, hi = f->n_ov;
+        while (hi - lo > 1) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (f->ov[mid].id <= id) lo = mid;
+            else hi = mid;
+        }
+        return P(f->ov[lo].logit, r->t);
+    }
+    return P(nextok__row_get(r->row, r->dt, (size_t)id), r->t);
+}
+
+static bool ty_reserve(struct nextok__fused *f)
+{
+    if (!f->tys) f->tys = malloc((((size_t)f->n_vocab + 63) / 64) * sizeof *f->tys);
+    return f->tys != NULL;
+}
+
+/* c = (float)(S / Z): S's block sums from the row by the SIMD kernel; the
+ * blocks of touched ids again from their overrides (dw is already patched:
+ * removed ids weigh 0, which adds nothing whatever v is). */
+static float ty_center(const struct run *r)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    r->k->wvsum(r->row, r->dt, V, r->t, f->dw, f->tys);
+    size_t last = nb; /* the last block redone, to skip repeats */
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t b = (size_t)f->touched[j] >> 6;
+        if (b == last) continue;
+        last = b;
+        const size_t len = V - 64 * b < 64 ? V - 64 * b : 64;
+        float v[64];
+        for (size_t i = 0; i < len; i++)
+            v[i] = f->dw[64 * b + i] == 0.0f ? 0.0f : ty_value(r, (int32_t)(64 * b + i));
+        f->tys[b] = nextok__wvblock(f->dw + 64 * b, v, len);
+    }
+    double s = 0.0;
+    for (size_t b = 0; b < nb; b++) s += f->tys[b];
+    return (float)(s / f->dz);
+}
+
+/* From the bottom (most typical first): the first bucket b where the prefix
+ * through it has mass >= target and at least kmin candidates; *below and
+ * *n_below get the mass and count of the buckets under it. */
+static unsigned ty_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins, uint64_t target,
+                         size_t kmin, uint64_t *below, size_t *n_below)
+{
+    for (unsigned b = 0; b < nbins; b++) {
+        if (*below + hq[b] >= target && *n_below + hn[b] >= kmin) return b;
+        *below += hq[b];
+        *n_below += hn[b];
+    }
+    return nbins - 1; /* not reached: the whole set satisfies both */
+}
+
+#define TY_HEAVY 8 /* heaviest blocks the bracket's sample takes whole */
+#define TY_RUNS 32  /* blocks it takes at even strides                 */
+
+/* Add block b's candidates to the sample histogram (hq[0], hn[0]), masses
+ * (their high bits) times mul. Returns their sum. */
+static uint64_t ty_sample_block(const struct run *r, size_t b, float center, float scale, uint64_t mul)
+{
+    struct nextok__fused *f = r->f;
+    uint64_t tot = 0;
+    const size_t e = 64 * b + 64 < r->V ? 64 * b + 64 : r->V;
+    for (size_t i = 64 * b; i < e; i++) {
+        if (f->tmask[i]) continue;
+        const float sc = fabsf(P(nextok__row_get(r->row, r->dt, i), r->t) - center);
+        /* q < 2^62 / n, mul <= n / 64, 2560 of them: >> 8 keeps the sum
+         * below 2^62 (a bracket needs no low bits) */
+        const uint64_t q = (nextok__mass_q(f->dw[i], scale) >> 8) * mul;
+        f->hq[0][ty_bits(sc) >> 20] += q;
+        f->hn[0][ty_bits(sc) >> 20]++;
+        tot += q;
+    }
+    return tot;
+}
+
+/*
+ * A bracket [*klo, *khi] of score bits expected to hold the cut: the level-0
+ * bucket (bits 30..20) where a sample's mass crosses p (and its share of
+ * min_keep), widened by a bucket each way. The sample: the TY_HEAVY blocks
+ * of largest weight sum (exactly: a peaked row's few heavy tokens decide the
+ * cut and a strided sample misses them) and TY_RUNS blocks at even strides
+ * standing for the rest (masses times the ratio of the block counts, in
+ * integers). Only speed depends on it: fuse_typical moves a bracket that
+ * misses. Small rows: everything.
+ */
+static void ty_bracket(const struct run *r, float center, float scale, float p, size_t kmin,
+                       uint32_t *klo, uint32_t *khi)
+{
+    struct nextok__fused *f = r->f;
+    *klo = 0;
+    *khi = UINT32_MAX;
+    if (r->V <= 8192) return;
+    memset(f->hq[0], 0, sizeof f->hq[0]);
+    memset(f->hn[0], 0, sizeof f->hn[0]);
+    const size_t nb = (r->V + 63) / 64;
+    size_t heavy[TY_HEAVY], nh = 0; /* block ids, by weight sum descending */
+    for (size_t b = 0; b < nb; b++) {
+        if (nh == TY_HEAVY && !(f->dbs[b] > f->dbs[heavy[nh - 1]])) continue;
+        size_t j = nh < TY_HEAVY ? nh++ : nh - 1;
+        for (; j > 0 && f->dbs[heavy[j - 1]] < f->dbs[b]; j--) heavy[j] = heavy[j - 1];
+        heavy[j] = b;
+    }
+    /* the strided blocks stand for nb - nh blocks: mass times (nb - nh),
+     * the heavy ones times TY_RUNS */
+    uint64_t tot = 0;
+    for (size_t j = 0; j < nh; j++) tot += ty_sample_block(r, heavy[j], center, scale, TY_RUNS);
+    for (size_t k = 0; k < TY_RUNS; k++) {
+        const size_t b = k * nb / TY_RUNS;
+        bool is_heavy = false;
+        for (size_t j = 0; j < nh; j++) is_heavy |= heavy[j] == b;
+        if (!is_heavy) tot += ty_sample_block(r, b, center, scale, nb - nh);
+    }
+    if (tot == 0) return;
+    uint64_t below = 0;
+    size_t n_below = 0;
+    const size_t ns = 64 * (TY_RUNS + nh);
+    const size_t ks = kmin ? (size_t)((double)kmin * (double)ns / (double)r->n_set) : 0;
+    const unsigned B = ty_cross(f->hq[0], f->hn[0], HBINS, nextok__mass_target(p, tot), ks, &below, &n_below);
+    *klo = B > 0 ? (uint32_t)(B - 1) << 20 : 0;
+    *khi = B + 2 < HBINS ? ((uint32_t)(B + 2) << 20) - 1 : UINT32_MAX;
+}
+
+/* One SIMD scan (kernels' typscan): every score into f->sel, the total mass
+ * and the mass and count under the bracket, its candidates (ids ascending
+ * from the row, overrides appended) in cids/cvals with masses in cq. The
+ * touched ids trade the row's terms for their overrides' (dw is patched, so
+ * the masses are already theirs). Returns the bracket's count. */
+static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
+{
+    struct nextok__fused *f = r->f;
+    size_t m = r->k->typscan(r->row, r->dt, r->V, r->t, f->dw, ts, f->sel, f->cids, f->cvals);
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const int32_t id = f->touched[j];
+        const uint32_t k = ty_bits(f->sel[id]);
+        const uint64_t q = nextok__mass_q(f->dw[id], ts->scale);
+        ts->q_total -= q;
+        if (k < ts->klo) ts->q_below -= q, ts->n_below--;
+    }
+    if (r->n_touched > 0) { /* drop the row's touched entries */
+        size_t j = 0;
+        for (size_t i = 0; i < m; i++) {
+            f->cids[j] = f->cids[i];
+            f->cvals[j] = f->cvals[i];
+            j += !f->tmask[f->cids[i]];
+        }
+        m = j;
+    }
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const int32_t id = f->ov[j].id;
+        const float sc = fabsf(P(f->ov[j].logit, r->t) - ts->center);
+        const uint64_t q = nextok__mass_q(f->dw[id], ts->scale);
+        f->sel[id] = sc;
+        ts->q_total += q;
+        if (ty_bits(sc) < ts->klo) {
+            ts->q_below += q;
+            ts->n_below++;
+        } else if (ty_bits(sc) <= ts->khi) {
+            f->cids[m] = id;
+            f->cvals[m++] = sc;
+        }
+    }
+    for (size_t i = 0; i < m; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], ts->scale);
+    return m;
+}
+
+/* Keep only the crossing sub-bucket (key - base) >> shift (< nb <= HBINS)
+ * of the set (in place, order kept), two interleaved histograms so that a
+ * run of equal buckets does not wait on its own stores. Returns the count;
+ * *base becomes the sub-bucket's first key. */
+static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift, unsigned nb,
+                        uint64_t target, size_t kmin, uint64_t *below, size_t *n_below)
+{
+    uint64_t *hq = f->hq[0], *hq1 = f->hq[1];
+    uint32_t *hn = f->hn[0], *hn1 = f->hn[1];
+    memset(hq, 0, nb * sizeof *hq);
+    memset(hn, 0, nb * sizeof *hn);
+    memset(hq1, 0, nb * sizeof *hq1);
+    memset(hn1, 0, nb * sizeof *hn1);
+    const uint32_t b0 = *base;
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        const uint32_t k0 = (ty_bits(f->cvals[i]) - b0) >> shift, k1 = (ty_bits(f->cvals[i + 1]) - b0) >> shift;
+        hq[k0] += f->cq[i];
+        hn[k0]++;
+        hq1[k1] += f->cq[i + 1];
+        hn1[k1]++;
+    }
+    for (; i < n; i++) {
+        const uint32_t k = (ty_bits(f->cvals[i]) - b0) >> shift;
+        hq[k] += f->cq[i];
+        hn[k]++;
+    }
+    for (unsigned k = 0; k < nb; k++) {
+        hq[k] += hq1[k];
+        hn[k] += hn1[k];
+    }
+    const unsigned B = ty_cross(hq, hn, nb, target, kmin, below, n_below);
+    size_t j = 0;
+    for (i = 0; i < n; i++) {
+        const bool in = (ty_bits(f->cvals[i]) - b0) >> shift == B;
+        f->cids[j] = f->cids[i];
+        f->cvals[j] = f->cvals[i];
+        f->cq[j] = f->cq[i];
+        j += in;
+    }
+    *base = b0 + ((uint32_t)B << shift);
+    return j;
+}
+
+/* Survivors in id order into c->work, unsorted (typical keeps its input
+ * order, which is id order here). */
+static void ty_emit(struct nextok_chain *c, const struct run *r, float center, float ls, float lv,
+                    int32_t lid)
+{
+    const struct nextok__fused *f = r->f;
+    size_t n = 0, o = 0;
+    float vb[64];
+    for (size_t b = 0; b < r->V; b += 64) {
+        const size_t len = r->V - b < 64 ? r->V - b : 64;
+        const float *v = tp_vals(r, b, len, vb);
+        for (size_t i = 0; i < len; i++) {
+            const int32_t id = (int32_t)(b + i);
+            float x = v[i];
+            if (f->tmask[id]) {
+                while (o < f->n_ov && f->ov[o].id < id) o++;
+                if (o == f->n_ov || f->ov[o].id != id) continue;
+                x = P(f->ov[o].logit, r->t);
+            }
+            if (ty_keep(x, id, center, ls, lv, lid)) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
+        }
+    }
+    c->last = (struct nextok_token_data_array){c->work, n, -1, false};
+}
+
+/* dist right after the cut: the dense weights with every non-survivor at 0,
+ * their block sums and the canonical walk, as tp_dense_draw. f->sel holds
+ * every candidate's score (ty_scan; removed ids weigh 0 already), so one
+ * pass keeps score < ls; the kept ones of score ls, work[0 .. nt-1] (their
+ * weights saved in .p), are put back and their blocks summed again. */
+static void ty_dense_draw(struct nextok_chain *c, const struct run *r, size_t nt, float center,
+                          float ls, float lv, int32_t lid, uint64_t seed)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    const uint32_t kls = ty_bits(ls);
+    for (size_t k = 0; k < nt; k++) c->work[k].p = f->dw[c->work[k].id];
+    for (size_t b = 0; b < V; b += 64) {
+        const size_t len = V - b < 64 ? V - b : 64;
+        float *w = f->dw + b;
+        const float *sc = f->sel + b;
+        for (size_t i = 0; i < len; i++) w[i] = ty_bits(sc[i]) < kls ? w[i] : 0.0f;
+        f->dbs[b / 64] = nextok__wblock(w, len);
+    }
+    for (size_t k = 0; k < nt; k++) {
+        f->dw[c->work[k].id] = c->work[k].p;
+        f->tys[(size_t)c->work[k].id >> 6] = -1.0; /* tys is free after ty_center: dirty marks */
+    }
+    for (size_t b = 0; b < nb && nt > 0; b++)
+        if (f->tys[b] == -1.0) {
+            f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+            f->tys[b] = 0.0;
+        }
+    f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
+    f->dt = r->t;
+    f->d_touched = r->n_touched;
+    f->d_cut = false;
+    f->d_typ = true;
+    f->d_typ_c = center;
+    f->d_typ_s = ls;
+    f->d_typ_v = lv;
+    f->d_typ_id = lid;
+    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
+    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
+    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
+                                            (float)((double)f->dw[id] / f->dz)};
+    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
+    c->last_dense = true;
+}
+
+/* typical as the first filter (min_keep < n_set, p < 1); `dist_seed`
+ * non-NULL: dist follows and ends the chain (drawn densely). */
+bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_typical *q,
+                         const uint64_t *dist_seed, bool *drawn)
+{
+    struct nextok__fused *f = r->f;
+    *drawn = false;
+    if (!tp_reserve(f) || !ty_reserve(f) || !dense_prepare(r, true, false)) return false;
+    const float center = ty_center(r);
+    /* masses of the canonical weights: dw is them times 2^dN */
+    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
+    const size_t kmin = q->min_keep > 1 ? q->min_keep : 0; /* 1: implied by the mass */
+    struct nextok__typscan ts = {center, scale, 0, 0, 0, 0, 0};
+    ty_bracket(r, center, scale, q->p, kmin, &ts.klo, &ts.khi);
+    size_t n;
+    uint64_t target;
+    for (;;) { /* at most three scans: a miss moves the bracket to the side known to hold the cut */
+        ts.q_total = ts.q_below = 0;
+        ts.n_below = 0;
+        n = ty_scan(r, &ts);
+        target = nextok__mass_target(q->p, ts.q_total);
+        uint64_t qin = 0;
+        for (size_t i = 0; i < n; i++) qin += f->cq[i];
+        if (ts.q_below >= target && ts.n_below >= kmin) { /* the cut is under the bracket */
+            ts.khi = ts.klo - 1;
+            ts.klo = 0;
+        } else if (ts.q_below + qin < target || ts.n_below + n < kmin) { /* over it */
+            ts.klo = ts.khi + 1;
+            ts.khi = UINT32_MAX;
+        } else {
+            break;
+        }
+    }
+    uint64_t below = ts.q_below;
+    size_t n_below = ts.n_below;
+    /* refine the bracket's keys [klo, khi] 11 bits at a time down to one key */
+    uint32_t base = ts.klo, span = ts.khi - ts.klo;
+    for (;;) {
+        unsigned shift = 0;
+        while ((span >> shift) >= HBINS) shift++;
+        n = ty_refine(f, n, &base, shift, (span >> shift) + 1, target, kmin, &below, &n_below);
+        if (shift == 0) break;
+        span = (1u << shift) - 1;
+    }
+    /* one score left: its candidates in (larger v, lower id) order */
+    const float ls = f->cvals[0];
+    for (size_t j = 0; j < n; j++)
+        c->work[j] = (struct nextok_token_data){f->cids[j], ty_value(r, f->cids[j]), 0.0f};
+    nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
+    size_t j = 0;
+    for (;; j++) {
+        below += nextok__mass_q(f->dw[c->work[j].id], scale);
+        if ((below >= target && n_below + j + 1 >= kmin) || j + 1 == n) break;
+    }
+    const float lv = c->work[j].logit;
+    const int32_t lid = c->work[j].id;
+    if (!dist_seed) {
+        ty_emit(c, r, center, ls, lv, lid);
+        return true;
+    }
+    ty_dense_draw(c, r, j + 1, center, ls, lv, lid, *dist_seed);
+    *drawn = true;
+    return true;
+}
+
+bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *set)
+{
+    if (!c->last_dense || !c->last_valid || !c->fused) return false;
+    const struct nextok__fused *f = c->fused;
+    const size_t V = (size_t)f->n_vocab;
+    *set = (struct nextok__wset){f->dw, V, f->dcum, NULL, (V + 63) / 64, f->dz};
+    return true;
+}
+
+/* Write the dense distribution of the last call into c->last as the chain
+ * leaves it: every candidate in id order with its processed logit and p =
+ * w / Z; `selected` follows the token. row must be the last call's row. */
+void nextok__fused_materialize(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
+{
+    if (!c->last_dense) return;
+    struct nextok__fused *f = c->fused;
+    const int32_t sel = c->work[0].id;
+    for (size_t j = 0; j < f->d_touched; j++) f->tmask[f->touched[j]] = 1;
+    size_t n = 0, o = 0, pick = 0;
+    for (size_t i = 0; i < (size_t)f->n_vocab; i++) {
+        float v;
+        if (o < f->n_ov && f->ov[o].id == (int32_t)i) v = P(f->ov[o++].logit, f->dt);
+        else if (f->tmask[i]) continue; /* removed by a processor */
+        else v = P(nextok__row_get(row, dt, i), f->dt);
+        if (f->d_cut && !tp_keep(v, (int32_t)i, f->d_cut_v, f->d_cut_id)) continue;
+        if (f->d_typ && !ty_keep(v, (int32_t)i, f->d_typ_c, f->d_typ_s, f->d_typ_v, f->d_typ_id)) continue;
+        if ((int32_t)i == sel) pick = n;
+        c->work[n++] = (struct nextok_token_data){(int32_t)i, v, (float)((double)f->dw[i] / f->dz)};
+    }
+    clear_mask(f, f->d_touched);
+    c->last = (struct nextok_token_data_array){c->work, n, (int64_t)pick, false};
+    c->last_dense = false;
+}
+
