@@ -52,19 +52,28 @@ static float tp_unkey(uint32_t k)
     return v;
 }
 
-/* Buckets of level 0: the k of a value (nextok__tp_bucket), so that one
- * bucket is a narrow band of values (a factor 2^(1/16) of weight) and the
- * crossing bucket holds few candidates even on flat rows. kbase puts the
- * maximum's k in the second-highest bucket; everything more than HBINS - 2
- * steps of k below it (weight 0: under the cut-off) shares bucket 0. */
+/* Buckets of the estimate (tp_window): 16 per factor 2 of weight (a
+ * truncated 16 log2(e) (v - c); any non-decreasing function of v would do,
+ * the thresholds are looked up back by tp_bucket_floor), so a bucket is a
+ * narrow band of values. kbase puts the maximum in the second-highest
+ * bucket; values far below it share bucket 0. */
+static int32_t tp_k(const struct nextok__fused *f, float v)
+{
+    float x = (v - f->cref.c) * NEXTOK__EXPW_LOG2E16;
+    if (!(x >= -1e6f)) x = -1e6f; /* also NaN */
+    if (x > 1e6f) x = 1e6f;
+    return (int32_t)x;
+}
+
 static int32_t tp_kbase(const struct nextok__fused *f)
 {
-    return nextok__expw_k(f->dmax - f->cref.c) - (HBINS - 2);
+    return tp_k(f, f->dmax) - (HBINS - 2);
 }
 
 static inline uint32_t tp_bucket(const struct nextok__fused *f, int32_t kbase, float v)
 {
-    return nextok__tp_bucket(v, f->cref.c, kbase, HBINS);
+    const int32_t b = tp_k(f, v) - kbase;
+    return b < 0 ? 0 : b >= HBINS ? HBINS - 1 : (uint32_t)b;
 }
 
 static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t B);
@@ -218,39 +227,27 @@ static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
     return total;
 }
 
-/* A refinement level: the bucket of a value (kb set: tp_bucket, HBINS
- * buckets) or key bits shift .. shift+bits-1. */
-struct tp_level {
-    bool by_bucket;
-    int32_t kb;
-    unsigned shift, bits;
-};
-
-static inline uint32_t tp_level_of(const struct nextok__fused *f, const struct tp_level *l, float v)
-{
-    if (l->by_bucket) return tp_bucket(f, l->kb, v);
-    return (tp_key(v) >> l->shift) & ((1u << l->bits) - 1);
-}
-
-/* Refine the gathered candidates by one level: keep only the crossing
- * sub-bucket's (in place, order kept). Returns the count. */
-static size_t tp_refine(struct nextok__fused *f, size_t n, struct tp_level l, uint64_t target,
-                        uint64_t *above, size_t *n_above)
+/* Refine the gathered candidates by key bits shift .. shift+bits-1: keep
+ * only the crossing sub-bucket's (in place, order kept). Returns the count.
+ * The gathered interval is a narrow band of values, so the first level
+ * (bits 31..21) usually keeps all of them and the second splits them. */
+static size_t tp_refine(struct nextok__fused *f, size_t n, unsigned shift, unsigned bits,
+                        uint64_t target, uint64_t *above, size_t *n_above)
 {
     uint64_t *hq = f->hq[0];
     uint32_t *hn = f->hn[0];
-    const unsigned nb = l.by_bucket ? HBINS : 1u << l.bits;
+    const unsigned nb = 1u << bits;
     memset(hq, 0, nb * sizeof *hq);
     memset(hn, 0, nb * sizeof *hn);
     for (size_t i = 0; i < n; i++) {
-        const uint32_t k = tp_level_of(f, &l, f->cvals[i]);
+        const uint32_t k = (tp_key(f->cvals[i]) >> shift) & (nb - 1);
         hq[k] += f->cq[i];
         hn[k]++;
     }
     const unsigned B = tp_cross(hq, hn, nb, target, above, n_above);
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
-        if (tp_level_of(f, &l, f->cvals[i]) != B) continue;
+        if (((tp_key(f->cvals[i]) >> shift) & (nb - 1)) != B) continue;
         f->cids[j] = f->cids[i];
         f->cvals[j] = f->cvals[i];
         f->cq[j++] = f->cq[i];
@@ -338,10 +335,9 @@ bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_to
     uint64_t above = j0 ? qa[j0] : 0;
     size_t n_above = j0 ? (size_t)ca[j0] : 0;
     size_t n = tp_gather(r, j0 < 4 ? th[j0] : -INFINITY, j0 ? th[j0 - 1] : INFINITY, scale);
-    n = tp_refine(f, n, (struct tp_level){true, tp_kbase(f), 0, 0}, target, &above, &n_above);
-    n = tp_refine(f, n, (struct tp_level){false, 0, 21, 11}, target, &above, &n_above);
-    n = tp_refine(f, n, (struct tp_level){false, 0, 10, 11}, target, &above, &n_above);
-    n = tp_refine(f, n, (struct tp_level){false, 0, 0, 10}, target, &above, &n_above);
+    n = tp_refine(f, n, 21, 11, target, &above, &n_above);
+    n = tp_refine(f, n, 10, 11, target, &above, &n_above);
+    n = tp_refine(f, n, 0, 10, target, &above, &n_above);
     /* one value L left; its ids ascend (gathered in id order), equal masses */
     const float L = f->cvals[0];
     int32_t cut = INT32_MAX;

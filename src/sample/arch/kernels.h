@@ -303,21 +303,6 @@ static inline void nextok__bmax_put(float *bmax, size_t i, float v)
     if (v > *m) *m = v;
 }
 
-/* top-p's histogram bucket of a processed value v (fused.c): the k of v - c
- * (nextok__expw_k: 16 buckets per factor 2 of weight, so a bucket holds a
- * narrow band of values) minus kbase, clamped to [0, nbins - 1]; values
- * more than 4096 below or above c (where k would not be exact) go to the
- * end buckets. Monotone non-decreasing in v, which is all the histogram
- * needs; NaN gives bucket 0. */
-static inline uint32_t nextok__tp_bucket(float v, float c, int32_t kbase, uint32_t nbins)
-{
-    const float x = v - c;
-    if (!(x >= -4096.0f)) return 0;
-    if (x > 4096.0f) return nbins - 1;
-    const int32_t b = nextok__expw_k(x) - kbase;
-    return b < 0 ? 0 : b >= (int32_t)nbins ? nbins - 1 : (uint32_t)b;
-}
-
 /* Combine 16 lane sums by the fixed tree: h[l] = a[l] + a[l+8], q[l] = h[l] +
  * h[l+4], d[l] = q[l] + q[l+2], d[0] + d[1] (the SIMD reductions' order). */
 static inline double nextok__wtree(const double a[16])
