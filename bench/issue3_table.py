@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Turn the output of bench/issue3_table.sh into docs/performance.md's results table."""
+"""Turn the output of bench/issue3_table.sh into docs/performance.md's results table.
+
+Several output files (several runs of the script) are pooled: each row's ratio is the
+median over every timed run of it in all files, as are its times."""
 import json, statistics, sys
 
 runs, plain, order = {}, {}, []
-for line in open(sys.argv[1] if len(sys.argv) > 1 else "/dev/stdin"):
+lines = []
+for path in sys.argv[1:] or ["/dev/stdin"]:
+    lines += open(path).read().splitlines()
+for line in lines:
     kind, _, rest = line.partition("|")
     if kind not in ("RUN", "PLAIN"):
         continue
@@ -15,7 +21,7 @@ for line in open(sys.argv[1] if len(sys.argv) > 1 else "/dev/stdin"):
             order.append(row)
         runs[row].append(d)
     else:
-        plain[row] = d
+        plain.setdefault(row, []).append(d)
 
 def target(row):
     if "--batch" in row:
@@ -36,7 +42,7 @@ for row in order:
     rp = statistics.median(d["read_pass_ns"] for d in ds) / 1000
     lim, tgt = target(row)
     thr = " (2 thr)" if "--threads 2" in row else ""
-    p = plain.get(row, {}).get("plain_ns_per_row", 0) / 1000
+    p = statistics.median(d["plain_ns_per_row"] for d in plain.get(row, [{"plain_ns_per_row": 0}])) / 1000
     fused = "yes" if all(d["fused"] for d in ds) else "no"
     status = "met" if ratio <= lim else "**not met**"
     print(f"| `{row}` | {fused} | {num(us)} | {rp:.1f}{thr} | {ratio:.2f} | {num(p)} | {tgt} | {status} |")
