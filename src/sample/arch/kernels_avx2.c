@@ -68,7 +68,7 @@ AI uint32_t hmaxu8(__m256i v)
 
 /* max_ps(x, acc) returns acc when x is NaN, so NaN never wins. The largest
  * |bits| (integer max) is >= 0x7f800000 iff a NaN or inf was seen. */
-AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite, float *amax)
+AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite)
 {
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
     const __m256i absm = _mm256_set1_epi32(0x7fffffff);
@@ -104,14 +104,13 @@ AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinit
         if (x > m) m = x;
     }
     const int nf = ab >= 0x7f800000u;
-    if (amax) memcpy(amax, &ab, sizeof *amax); /* |x| bits order as |x| does */
     *nonfinite |= nf;
     return m;
 }
 
 static float avx2_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite)
 {
-    return BY_DTYPE(max_impl, dt, row, n, nonfinite, NULL);
+    return BY_DTYPE(max_impl, dt, row, n, nonfinite);
 }
 
 /* ---- count / compact ------------------------------------------------------ */
@@ -265,7 +264,7 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
     *sumsq = q;
     if (!isfinite(q)) { /* a NaN or ±inf, or an overflow: which one */
         int nf = 0;
-        (void)max_impl(dt, row, n, &nf, NULL);
+        (void)max_impl(dt, row, n, &nf);
         *nonfinite |= nf;
     }
     return m;

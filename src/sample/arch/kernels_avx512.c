@@ -51,7 +51,7 @@ AI __mmask16 nonfinite16(__m512 x, __mmask16 k)
 
 /* ---- max ------------------------------------------------------------------ */
 
-AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite, float *amax)
+AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinite)
 {
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
     const __m512i absm = _mm512_set1_epi32(0x7fffffff);
@@ -76,14 +76,13 @@ AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinit
     }
     const uint32_t ab = _mm512_reduce_max_epu32(_mm512_max_epu32(b0, b1));
     nf |= ab >= 0x7f800000u;
-    if (amax) memcpy(amax, &ab, sizeof *amax); /* |x| bits order as |x| does */
     *nonfinite |= nf;
     return _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
 }
 
 static float avx512_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite)
 {
-    return BY_DTYPE(max_impl, dt, row, n, nonfinite, NULL);
+    return BY_DTYPE(max_impl, dt, row, n, nonfinite);
 }
 
 /* ---- count / compact ------------------------------------------------------ */
@@ -364,7 +363,7 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
     *sumsq = _mm512_reduce_add_pd(_mm512_add_pd(q0, q1));
     if (!isfinite(*sumsq)) { /* a NaN or ±inf, or an overflow: which one */
         int nf = 0;
-        (void)max_impl(dt, row, n, &nf, NULL);
+        (void)max_impl(dt, row, n, &nf);
         *nonfinite |= nf;
     }
     return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3)));
