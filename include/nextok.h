@@ -587,11 +587,13 @@ NEXTOK_API nextok_status nextok_chain_init_sampling(struct nextok_chain **out,
 
 /*
  * The fused path. nextok_chain_sample/probs run it by themselves when the
- * chain starts with stages it knows (processors, temperature, then top-k,
- * min-p, top-n-sigma or a top-1); the result is identical to the plain chain
- * (same survivors, same p, same token). nextok_chain_last_fused() tells
- * whether it ran. Set NEXTOK_FORCE_REF=1 in the environment to use the
- * scalar reference kernels instead of AVX2/AVX-512 (for triage).
+ * chain starts with stages it knows (processors, at most one temperature,
+ * then top-k, min-p, top-n-sigma, top-p, typical-p, Mirostat v2, dist or a
+ * top-1); the result is identical to the plain chain (same survivors, same
+ * p, same token). nextok_chain_last_fused() tells whether it ran. Set
+ * NEXTOK_FORCE_REF=1 in the environment to use the scalar reference kernels
+ * instead of AVX2/AVX-512, or NEXTOK_FORCE_AVX2=1 to use AVX2 on an AVX-512
+ * CPU (for triage; read once, at the first use of the kernels).
  */
 
 /* ---- thread pool ----------------------------------------------------------- */
