@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-/* ---- top-p by a histogram of mass ------------------------------------------------------- */
+/* ---- top-p by exact masses above estimated thresholds ---------------------------------- */
 
 /*
  * top-p (docs/semantics.md): the candidates' masses q = floor(w 2^s) are
@@ -17,8 +17,8 @@
  * four thresholds around the expected crossing (tp_window); one SIMD pass
  * sums the exact masses above each (tp_masses), which tells in which
  * interval the crossing lies; only that interval's candidates are gathered
- * (tp_gather) and refined: by the exponential's k (a narrow band of values
- * per bucket), then by key bits 31..21, 20..10, 9..0. The last level is one
+ * (tp_gather) and refined by key bits 31..21, 20..10, 9..0 (the interval is
+ * a narrow band of values, so the first level seldom splits it). The last level is one
  * logit value L; its candidates in id order complete the walk. The cut is
  * "v > L, or v == L and id <= cut" (keep-ties: every id of L).
  */
