@@ -966,6 +966,24 @@ float dense_value(const struct nextok__fused *f, const void *row, enum nextok_dt
     return P(nextok__row_get(row, dt, i), t);
 }
 
+/* Block sums of the blocks holding touched ids again, from f->dw (each block
+ * once: the touched ids ascend). Returns the first such block (the number of
+ * blocks when none). */
+size_t resum_touched_blocks(const struct run *r)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    size_t first = nb, last = nb;
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t b = (size_t)f->touched[j] >> 6;
+        if (b == last) continue;
+        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+        if (b < first) first = b;
+        last = b;
+    }
+    return first;
+}
+
 /* Whether the overrides' values keep the unscaled pass exact (their weights
  * are computed with the same reference): [lo, hi] widened by them. */
 static bool ov_unscaled_ok(const struct run *r, float lo, float hi)
@@ -1016,12 +1034,7 @@ bool dense_prepare(struct run *r, bool patch, bool bmax)
     if (!patch) return true;
     for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
     for (size_t j = 0; j < f->n_ov; j++) f->dw[f->ov[j].id] = nextok__expw(P(f->ov[j].logit, r->t), &f->dref);
-    size_t dirty = nb; /* first block whose sum changed */
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t b = (size_t)f->touched[j] >> 6;
-        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
-        if (b < dirty) dirty = b;
-    }
+    const size_t dirty = resum_touched_blocks(r);
     if (dirty < nb) f->dz = nextok__wset_cum(f->dbs, dirty, nb, f->dcum);
     return true;
 }
@@ -1089,21 +1102,30 @@ static bool fuse_miro2(struct nextok_chain *c, struct run *r, struct nextok_samp
  * walk, same token, same p. The distribution stays dense in f->dw (c->last
  * holds just the token) until probs asks for it (nextok__fused_materialize).
  */
-static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
+/* The canonical walk over the dense set f->dw / f->dcum / f->dz (the caller
+ * has set its cut: d_cut, d_typ and their values); c->last holds just the
+ * token, and the set stays dense for probs (nextok__fused_materialize). */
+void dense_draw(struct nextok_chain *c, const struct run *r, uint64_t seed)
 {
     struct nextok__fused *f = r->f;
-    if (!dense_prepare(r, true, false)) return false;
     const size_t V = r->V, nb = (V + 63) / 64;
     f->dt = r->t;
     f->d_touched = r->n_touched;
-    f->d_cut = false;
-    f->d_typ = false;
     const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
     const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
     c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
                                             (float)((double)f->dw[id] / f->dz)};
     c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
     c->last_dense = true;
+}
+
+static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
+{
+    struct nextok__fused *f = r->f;
+    if (!dense_prepare(r, true, false)) return false;
+    f->d_cut = false;
+    f->d_typ = false;
+    dense_draw(c, r, seed);
     return true;
 }
 

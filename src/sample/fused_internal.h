@@ -29,6 +29,8 @@
 #define fuse_top_p nextok__fz_fuse_top_p
 #define fuse_typical nextok__fz_fuse_typical
 #define cmp_sorted nextok__fz_cmp_sorted
+#define dense_draw nextok__fz_dense_draw
+#define resum_touched_blocks nextok__fz_resum_touched_blocks
 
 #define HBINS 2048 /* histogram buckets of fuse_top_p: 11 key bits a level */
 
@@ -136,6 +138,8 @@ bool fuse_top_k(struct nextok_chain *c, struct run *r, size_t k, bool keep);
 void set_last(struct nextok_chain *c, size_t n, bool sorted);
 void clear_mask(struct nextok__fused *f, size_t n_touched);
 bool tp_reserve(struct nextok__fused *f);
+void dense_draw(struct nextok_chain *c, const struct run *r, uint64_t seed);
+size_t resum_touched_blocks(const struct run *r);
 /* Sorted order of candidates: logit descending, then id ascending. */
 int cmp_sorted(const void *pa, const void *pb);
 bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_top_p *q,

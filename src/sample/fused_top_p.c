@@ -294,23 +294,13 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
         const float x = P(f->ov[j].logit, r->t);
         if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
     }
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t b = (size_t)f->touched[j] >> 6;
-        f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
-    }
+    resum_touched_blocks(r);
     f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
-    f->dt = r->t;
-    f->d_touched = r->n_touched;
     f->d_cut = true;
     f->d_typ = false;
     f->d_cut_v = L;
     f->d_cut_id = cut;
-    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
-    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
-    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
-                                            (float)((double)f->dw[id] / f->dz)};
-    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
-    c->last_dense = true;
+    dense_draw(c, r, seed);
 }
 
 /* top-p as the first filter; `dist_seed` non-NULL: dist follows and ends the

@@ -304,20 +304,13 @@ static void ty_dense_draw(struct nextok_chain *c, const struct run *r, size_t nt
             f->tys[b] = 0.0;
         }
     f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
-    f->dt = r->t;
-    f->d_touched = r->n_touched;
     f->d_cut = false;
     f->d_typ = true;
     f->d_typ_c = center;
     f->d_typ_s = ls;
     f->d_typ_v = lv;
     f->d_typ_id = lid;
-    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
-    const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
-    c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
-                                            (float)((double)f->dw[id] / f->dz)};
-    c->last = (struct nextok_token_data_array){c->work, 1, 0, false};
-    c->last_dense = true;
+    dense_draw(c, r, seed);
 }
 
 /* typical as the first filter (min_keep < n_set, p < 1); `dist_seed`

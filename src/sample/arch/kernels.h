@@ -155,6 +155,19 @@ const struct nextok__kernels *nextok__kernels_avx512(void);
 /* Most terms in one float partial sum of the sum_sq kernel. */
 #define NEXTOK__SUMSQ_BLOCK 16
 
+/* The temperature stage's value of x, as temp.c computes it: x itself when
+ * div == 1, else x / div in float (one IEEE division) saturated to
+ * ±FLT_MAX (nextok__sat) when sat; NaN stays NaN. The scalar form every
+ * kernel uses for single elements. */
+static inline float nextok__tempv(float x, float div, int sat)
+{
+    if (div == 1.0f) return x;
+    x = x / div;
+    if (sat && x > 3.40282347e38f) x = 3.40282347e38f;
+    if (sat && x < -3.40282347e38f) x = -3.40282347e38f;
+    return x;
+}
+
 /* Order-preserving key of a float: a < b (as floats, not NaN) iff key(a) < key(b);
  * -0 and +0 get adjacent keys (key(-0) + 1 == key(+0)). */
 static inline uint32_t nextok__fkey_bits(uint32_t u)

@@ -194,12 +194,7 @@ static size_t avx2_cands_ge(const int32_t *ids, const float *vals, size_t n, flo
         }
     }
     for (; i < n; i++) {
-        float v = vals[i];
-        if (div != 1.0f) {
-            v = v / div;
-            if (v > 3.40282347e38f) v = 3.40282347e38f;
-            if (v < -3.40282347e38f) v = -3.40282347e38f;
-        }
+        float v = nextok__tempv(vals[i], div, 1);
         if (v >= thr) out[k++] = (struct nextok_token_data){ids[i], v, 0.0f};
     }
     return k;
@@ -418,12 +413,7 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     if (bmax && b % 4 != 0) bmax[b / 4] = hmax8(bm); /* the open group's SIMD part; the tail joins it */
     float l = hmin8(lo), h = hmax8(hi);
     for (size_t i = b * 64; i < n; i++) { /* the partial block, scalar (same operations) */
-        float v = ld1(row, dt, i);
-        if (div != 1.0f) {
-            v = v / div;
-            if (full && v > 3.40282347e38f) v = 3.40282347e38f;
-            if (full && v < -3.40282347e38f) v = -3.40282347e38f;
-        }
+        float v = nextok__tempv(ld1(row, dt, i), div, full);
         l = v < l ? v : l;
         h = v > h ? v : h;
         if (bmax) nextok__bmax_put(bmax, i, v);
@@ -484,15 +474,7 @@ AI void wvsum_impl(enum nextok_dtype dt, const void *row, size_t n, float div, c
     if (b * 64 < n) { /* the partial block, scalar (same operations) */
         float v[64];
         const size_t len = n - b * 64;
-        for (size_t i = 0; i < len; i++) {
-            float x = ld1(row, dt, b * 64 + i);
-            if (div != 1.0f) {
-                x = x / div;
-                if (x > 3.40282347e38f) x = 3.40282347e38f;
-                if (x < -3.40282347e38f) x = -3.40282347e38f;
-            }
-            v[i] = x;
-        }
+        for (size_t i = 0; i < len; i++) v[i] = nextok__tempv(ld1(row, dt, b * 64 + i), div, 1);
         bs[b] = nextok__wvblock(w + b * 64, v, len);
     }
 }
@@ -517,15 +499,7 @@ static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, floa
         const size_t len = n - b < 64 ? n - b : 64;
         size_t i = 0;
         for (; i + 8 <= len; i += 8) _mm256_storeu_ps(v + i, temp8s(load8(row, dt, b + i), div, 1));
-        for (; i < len; i++) {
-            float x = ld1(row, dt, b + i);
-            if (div != 1.0f) {
-                x = x / div;
-                if (x > 3.40282347e38f) x = 3.40282347e38f;
-                if (x < -3.40282347e38f) x = -3.40282347e38f;
-            }
-            v[i] = x;
-        }
+        for (; i < len; i++) v[i] = nextok__tempv(ld1(row, dt, b + i), div, 1);
         m += nextok__typscan_scalar(v, len, b, w + b, ts, sc + b, ids + m, vals + m);
     }
     return m;

@@ -70,12 +70,7 @@ static size_t ref_cands_ge(const int32_t *ids, const float *vals, size_t n, floa
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        float v = vals[i];
-        if (div != 1.0f) {
-            v = v / div; /* saturate as temp.c does (nextok__sat) */
-            if (v > 3.40282347e38f) v = 3.40282347e38f;
-            if (v < -3.40282347e38f) v = -3.40282347e38f;
-        }
+        float v = nextok__tempv(vals[i], div, 1);
         if (v >= thr) out[k++] = (struct nextok_token_data){ids[i], v, 0.0f};
     }
     return k;
@@ -128,12 +123,7 @@ static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float d
     const int sat = !nextok__wref_is_unscaled(ref);
     float lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-        float v = ld(row, dt, i);
-        if (div != 1.0f) {
-            v = v / div; /* saturate as temp.c does (nextok__sat); unscaled: not */
-            if (sat && v > 3.40282347e38f) v = 3.40282347e38f;
-            if (sat && v < -3.40282347e38f) v = -3.40282347e38f;
-        }
+        float v = nextok__tempv(ld(row, dt, i), div, sat);
         lo = v < lo ? v : lo;
         hi = v > hi ? v : hi;
         if (bmax) nextok__bmax_put(bmax, i, v);
@@ -211,15 +201,7 @@ static void ref_wvsum(const void *row, enum nextok_dtype dt, size_t n, float div
     float v[64];
     for (size_t b = 0; b * 64 < n; b++) {
         const size_t len = n - b * 64 < 64 ? n - b * 64 : 64;
-        for (size_t i = 0; i < len; i++) {
-            float x = ld(row, dt, b * 64 + i);
-            if (div != 1.0f) {
-                x = x / div;
-                if (x > 3.40282347e38f) x = 3.40282347e38f;
-                if (x < -3.40282347e38f) x = -3.40282347e38f;
-            }
-            v[i] = x;
-        }
+        for (size_t i = 0; i < len; i++) v[i] = nextok__tempv(ld(row, dt, b * 64 + i), div, 1);
         bs[b] = nextok__wvblock(w + b * 64, v, len);
     }
 }
@@ -232,15 +214,7 @@ static size_t ref_typscan(const void *row, enum nextok_dtype dt, size_t n, float
     size_t m = 0;
     for (size_t b = 0; b < n; b += 64) {
         const size_t len = n - b < 64 ? n - b : 64;
-        for (size_t i = 0; i < len; i++) {
-            float x = ld(row, dt, b + i);
-            if (div != 1.0f) {
-                x = x / div;
-                if (x > 3.40282347e38f) x = 3.40282347e38f;
-                if (x < -3.40282347e38f) x = -3.40282347e38f;
-            }
-            v[i] = x;
-        }
+        for (size_t i = 0; i < len; i++) v[i] = nextok__tempv(ld(row, dt, b + i), div, 1);
         m += nextok__typscan_scalar(v, len, b, w + b, ts, sc + b, ids + m, vals + m);
     }
     return m;
