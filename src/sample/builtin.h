@@ -95,7 +95,7 @@ struct nextok__catdraw;
 struct nextok__catdraw *nextok__catdraw_new(size_t reserve);
 void nextok__catdraw_free(struct nextok__catdraw *d);
 nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token_data_array *cur,
-                                  uint64_t seed, uint64_t step, double *z_out);
+                                  uint64_t seed, uint64_t step, double *prob_out);
 /* Just the canonical weights of cur in id order (*set points into d). */
 struct nextok__wset;
 bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_token_data_array *cur,

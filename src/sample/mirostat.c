@@ -52,18 +52,6 @@ static bool cache_reserve(struct miro_ctx *c, size_t n)
     return cache_alloc(c, cap);
 }
 
-/* p_i = w_i / z in double with the canonical weights w_i = expw(l_i,
- * wref_of(m)): the distribution the draw used. */
-static void cache_store(struct miro_ctx *c, const struct nextok_token_data_array *cur, double z)
-{
-    const struct nextok__wref ref = nextok__wref_of((float)nextok__cand_max_logit(cur));
-    for (size_t i = 0; i < cur->size; i++) {
-        c->ids[i] = cur->data[i].id;
-        c->prob[i] = (double)nextok__expw(cur->data[i].logit, &ref) / z;
-    }
-    c->n = cur->size;
-}
-
 /* Draw as dist does and remember the distribution; nothing changes on failure. */
 static nextok_status draw_and_cache(struct nextok_sampler *s, struct miro_ctx *c,
                                     struct nextok_token_data_array *cur, uint64_t step)
@@ -71,12 +59,14 @@ static nextok_status draw_and_cache(struct nextok_sampler *s, struct miro_ctx *c
     if (!cache_reserve(c, cur->size))
         return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM, "%s: out of memory for %zu candidates",
                                         s->iface->name(s), cur->size);
-    double z;
-    const nextok_status rc = nextok__catdraw_run(c->draw, cur, c->p.seed, step, &z);
+    /* the draw's own p = w / Z (double) go straight into the cache; it fails
+     * (no candidates, no memory) before writing any */
+    const nextok_status rc = nextok__catdraw_run(c->draw, cur, c->p.seed, step, c->prob);
     if (rc != NEXTOK_OK)
         return nextok_sampler_set_error(s, rc, "%s: draw failed: %s", s->iface->name(s),
                                         nextok_strerror(rc));
-    cache_store(c, cur, z);
+    for (size_t i = 0; i < cur->size; i++) c->ids[i] = cur->data[i].id;
+    c->n = cur->size;
     return NEXTOK_OK;
 }
 

@@ -162,11 +162,11 @@ bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_toke
 /*
  * Softmax over cur (p = w / Z set on every candidate) and one categorical
  * draw (nextok__wset_draw) with u = uniform(seed, step, NEXTOK_RNG_DIST, 0).
- * Sets cur->selected; *z_out (may be NULL) receives Z, relative to the
- * maximum logit.
+ * Sets cur->selected; prob_out (may be NULL) receives every candidate's
+ * p = w / Z in double, at the candidate's index (Mirostat's surprise).
  */
 nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token_data_array *cur,
-                                  uint64_t seed, uint64_t step, double *z_out)
+                                  uint64_t seed, uint64_t step, double *prob_out)
 {
     const size_t n = cur->size;
     if (n == 0) return NEXTOK_ERR_NO_CANDIDATES;
@@ -174,10 +174,13 @@ nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token
     if (!nextok__catdraw_weights(d, cur, &set, NULL)) return NEXTOK_ERR_NOMEM;
     /* index j of the set is candidate (uint32_t)key[j] */
     const uint64_t *key = d->order;
-    for (size_t j = 0; j < n; j++) cur->data[(uint32_t)key[j]].p = (float)((double)d->w[j] / set.z);
+    for (size_t j = 0; j < n; j++) {
+        const double p = (double)d->w[j] / set.z;
+        cur->data[(uint32_t)key[j]].p = (float)p;
+        if (prob_out) prob_out[(uint32_t)key[j]] = p;
+    }
     const size_t pick = nextok__wset_draw(&set, nextok_rng_uniform(seed, step, NEXTOK_RNG_DIST, 0));
     cur->selected = (int64_t)(uint32_t)key[pick];
-    if (z_out) *z_out = set.z;
     return NEXTOK_OK;
 }
 
