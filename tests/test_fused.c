@@ -489,8 +489,8 @@ TEST(test_fused_dense_dist)
 }
 
 /* top-p first (processors and a temperature before it; a quarter of the
- * chains use Mirostat v2 instead): the histogram cut
- * of fuse_top_p against top_p.c's sorted walk, densely drawn when dist
+ * chains use Mirostat v2 instead): fuse_top_p's cut (exact masses above
+ * estimated thresholds) against top_p.c's sorted walk, densely drawn when dist
  * follows, emitted in sorted order when another stage does; every ties mode,
  * min_keep and p, tie-heavy rows included. */
 TEST(test_fused_top_p)
