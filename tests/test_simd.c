@@ -165,8 +165,19 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         if (next_u64() & 1) thr[0] = INFINITY, thr[3] = -INFINITY;
         const float scale = 0x1p40f;
         uint64_t q0[5], c0[5], q1[5], c1[5], qw[5] = {0}, cw[5] = {0};
-        r->mass_above(row, dt, n, w, scale, thr, q0, c0);
-        g_k->mass_above(row, dt, n, w, scale, thr, q1, c1);
+        /* half the time the group-maxima hint, as top-p makes it: the
+         * groups' largest values and the lowest threshold */
+        static float gmax[MAXN / NEXTOK__BMAX_IDS + 1];
+        float gth = INFINITY;
+        for (int j = 0; j < 4; j++) gth = thr[j] < gth ? thr[j] : gth; /* NaN thresholds match nothing */
+        for (size_t i = 0; i < n; i++) {
+            float *m = gmax + i / NEXTOK__BMAX_IDS;
+            if (i % NEXTOK__BMAX_IDS == 0) *m = -INFINITY;
+            if (g_refrow[i] > *m) *m = g_refrow[i];
+        }
+        const bool hint = next_u64() & 1;
+        r->mass_above(row, dt, n, w, scale, thr, NULL, 0.0f, q0, c0);
+        g_k->mass_above(row, dt, n, w, scale, thr, hint ? gmax : NULL, gth, q1, c1);
         for (size_t i = 0; i < n; i++) {
             const uint64_t m = nextok__mass_q(w[i], scale);
             qw[0] += m, cw[0]++;
@@ -708,10 +719,11 @@ TEST(test_weights_sparse_equals_dense)
     for (int rep = 0; rep < 200; rep++) {
         const size_t n = 1 + next_u64() % MAXN;
         const unsigned keep = 1 + (unsigned)(next_u64() % 8); /* density 1/keep */
+        const uint64_t holes = rep % 2 ? next_u64() : 0; /* odd reps: blocks without candidates */
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
             dense[i] = 0.0f;
-            if (next_u64() % keep) continue;
+            if (next_u64() % keep || (holes >> (i / 64 % 64) & 1)) continue;
             dense[i] = nextok__expw(-fabsf(gauss() * 3.0f), &nextok__wref_unscaled);
             ids[k] = (int32_t)i;
             sw[k++] = dense[i];
@@ -720,13 +732,28 @@ TEST(test_weights_sparse_equals_dense)
         const size_t nb = (n + 63) / 64;
         for (size_t b = 0; b < nb; b++) dbs[b] = nextok__wblock(dense + 64 * b, n - 64 * b < 64 ? n - 64 * b : 64);
         const size_t snb = nextok__wset_sparse(ids, sw, k, scum, bst);
-        const struct nextok__wset ds = {dense, n, dcum, NULL, nb, nextok__wset_cum(dbs, 0, nb, dcum)};
-        const struct nextok__wset ss = {sw, k, scum, bst, snb, scum[snb - 1]};
+        const struct nextok__wset ds = {dense, n, dcum, NULL, nb, nextok__wset_cum(dbs, 0, nb, dcum), NULL};
+        const struct nextok__wset ss = {sw, k, scum, bst, snb, scum[snb - 1], NULL};
         CHECK_MSG(memcmp(&ds.z, &ss.z, sizeof(double)) == 0, "Z dense %.17g sparse %.17g", ds.z, ss.z);
+        /* the same dense set as fused top-p leaves it: garbage weights in
+         * the blocks of sum 0 before its last candidate's block, the set
+         * ended there (n = that block's end), bsum given */
+        static float stale[MAXN];
+        static size_t n_stale_sets;
+        memcpy(stale, dense, n * sizeof *stale);
+        bool any = false;
+        for (size_t i = 0; i < n && (size_t)ids[k - 1] / 64 > i / 64; i++)
+            if (dbs[i / 64] == 0.0) stale[i] = 1.0f + (float)(next_u64() % 7), any = true;
+        n_stale_sets += any;
+        if (rep == 199) CHECK_MSG(n_stale_sets > 20, "only %zu sets with empty blocks", n_stale_sets);
+        const size_t end = ((size_t)ids[k - 1] / 64 + 1) * 64 < n ? ((size_t)ids[k - 1] / 64 + 1) * 64 : n;
+        const struct nextok__wset es = {stale, end, dcum, NULL, (end + 63) / 64, ds.z, dbs};
         for (int d = 0; d < 50; d++) {
-            const double u = unif();
+            const double u = d == 0 ? 1.0 - 0x1p-53 : unif(); /* and the top end: the fallback walk */
             const size_t a = nextok__wset_draw(&ds, u), b = nextok__wset_draw(&ss, u);
-            CHECK_MSG((int32_t)a == ids[b], "u %.17g: dense %zu sparse %d", u, a, (int)ids[b]);
+            const size_t e = nextok__wset_draw(&es, u);
+            CHECK_MSG((int32_t)a == ids[b] && e == a, "u %.17g: dense %zu sparse %d stale %zu", u, a,
+                      (int)ids[b], e);
         }
     }
 }

@@ -114,6 +114,11 @@ struct nextok__wset {
     const size_t *bstart; /* first index of each block; NULL: 64 k */
     size_t nb;
     double z;             /* cum[nb - 1]                           */
+    const double *bsum;   /* dense sets (bstart NULL): block sums; a block
+                           * of sum 0 may hold unwritten weights (fused
+                           * top-p skips the groups it proves empty), so
+                           * readers of every weight skip it. NULL: every
+                           * weight is valid. */
 };
 size_t nextok__wset_sparse(const int32_t *ids, const float *w, size_t n, double *cum,
                            size_t *bstart);

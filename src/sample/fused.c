@@ -1031,11 +1031,30 @@ bool dense_prepare(struct run *r, bool patch, bool bmax)
     }
     f->dz = f->dcum[nb - 1];
     f->dmax = m;
+    f->d_n = V;
     if (!patch) return true;
     for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
     for (size_t j = 0; j < f->n_ov; j++) f->dw[f->ov[j].id] = nextok__expw(P(f->ov[j].logit, r->t), &f->dref);
     const size_t dirty = resum_touched_blocks(r);
     if (dirty < nb) f->dz = nextok__wset_cum(f->dbs, dirty, nb, f->dcum);
+    return true;
+}
+
+/* The next run of consecutive 256-id groups, from group *g on, whose largest
+ * processed row value (f->dbmax, from dense_prepare) reaches v: ids [*lo,
+ * *hi). false when none is left. Every row element with P(x) >= v lies in
+ * such a run (P is monotone). */
+bool active_run(const struct run *r, float v, size_t *g, size_t *lo, size_t *hi)
+{
+    const float *bm = r->f->dbmax;
+    const size_t G = NEXTOK__BMAX_IDS, ng = (r->V + G - 1) / G;
+    while (*g < ng && !(bm[*g] >= v)) (*g)++;
+    if (*g == ng) return false;
+    size_t e = *g;
+    while (e < ng && bm[e] >= v) e++;
+    *lo = *g * G;
+    *hi = e * G < r->V ? e * G : r->V;
+    *g = e;
     return true;
 }
 
@@ -1047,14 +1066,12 @@ void dense_compact(struct run *r, double thr)
 {
     struct nextok__fused *f = r->f;
     const float th = float_ceil(thr), tau = preimage(th, r->t);
-    const size_t esz = nextok_dtype_size(r->dt), G = NEXTOK__BMAX_IDS, ng = (r->V + G - 1) / G;
-    size_t n = 0;
-    for (size_t g = 0; g < ng; g++) {
-        if (!(f->dbmax[g] >= th)) continue;
-        const size_t len = r->V - G * g < G ? r->V - G * g : G;
+    const size_t esz = nextok_dtype_size(r->dt);
+    size_t n = 0, g = 0, lo, hi;
+    while (active_run(r, th, &g, &lo, &hi)) {
         int nf = 0; /* the row is finite (dense_prepare) */
-        const size_t got = r->k->compact_ge((const char *)r->row + G * g * esz, r->dt, len, tau,
-                                            (int32_t)(G * g), f->cids + n, f->cvals + n, len, &nf);
+        const size_t got = r->k->compact_ge((const char *)r->row + lo * esz, r->dt, hi - lo, tau,
+                                            (int32_t)lo, f->cids + n, f->cvals + n, hi - lo, &nf);
         const size_t base = n;
         for (size_t i = 0; i < got; i++) { /* drop touched ids: they come from the overrides */
             f->cids[n] = f->cids[base + i];
@@ -1108,10 +1125,9 @@ static bool fuse_miro2(struct nextok_chain *c, struct run *r, struct nextok_samp
 void dense_draw(struct nextok_chain *c, const struct run *r, uint64_t seed)
 {
     struct nextok__fused *f = r->f;
-    const size_t V = r->V, nb = (V + 63) / 64;
     f->dt = r->t;
     f->d_touched = r->n_touched;
-    const struct nextok__wset set = {f->dw, V, f->dcum, NULL, nb, f->dz};
+    const struct nextok__wset set = {f->dw, f->d_n, f->dcum, NULL, (f->d_n + 63) / 64, f->dz, f->dbs};
     const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, 0));
     c->work[0] = (struct nextok_token_data){(int32_t)id, dense_value(f, r->row, r->dt, r->t, id),
                                             (float)((double)f->dw[id] / f->dz)};

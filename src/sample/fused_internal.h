@@ -31,6 +31,7 @@
 #define cmp_sorted nextok__fz_cmp_sorted
 #define dense_draw nextok__fz_dense_draw
 #define resum_touched_blocks nextok__fz_resum_touched_blocks
+#define active_run nextok__fz_active_run
 
 #define HBINS 2048 /* histogram buckets of fuse_top_p: 11 key bits a level */
 
@@ -68,6 +69,9 @@ struct nextok__fused {
     float *dbmax;       /* per 256 ids: the row's largest processed value       */
     float dt;           /* the temperature divisor used                         */
     size_t d_touched;   /* touched ids of that call (f->touched)               */
+    size_t d_n;         /* the set's ids are below it: dw is valid up to there  */
+                        /* in every block with a positive sum (top-p leaves     */
+                        /* weights of blocks it proved empty unwritten)         */
     bool d_cut;         /* a top-p cut applies: candidates are keep(v, id)     */
     float d_cut_v;      /* ... v > d_cut_v, or v == d_cut_v and id <= d_cut_id */
     int32_t d_cut_id;
@@ -132,6 +136,7 @@ float float_ceil(double d);
 bool dense_reserve(struct nextok__fused *f);
 bool dense_prepare(struct run *r, bool patch, bool bmax);
 void dense_compact(struct run *r, double thr);
+bool active_run(const struct run *r, float v, size_t *g, size_t *lo, size_t *hi);
 float dense_value(const struct nextok__fused *f, const void *row, enum nextok_dtype dt,
                          float t, size_t i);
 bool fuse_top_k(struct nextok_chain *c, struct run *r, size_t k, bool keep);

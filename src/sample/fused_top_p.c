@@ -134,7 +134,10 @@ static void tp_masses(const struct run *r, float scale, const float th[4], uint6
     for (int j = 0; j < 4; j++) raw[j] = preimage(th[j], r->t);
     const uint64_t c1 = counts; /* without counts cnt stays 0 */
     memset(cnt, 0, 5 * sizeof *cnt);
-    r->k->mass_above(r->row, r->dt, r->V, f->dw, scale, raw, q, counts ? cnt : NULL);
+    /* the group maxima of the row's processed values (dense_prepare): a
+     * group below th[3] holds no x >= raw[3] (P is monotone), so the kernel
+     * only adds its total */
+    r->k->mass_above(r->row, r->dt, r->V, f->dw, scale, raw, f->dbmax, th[3], q, counts ? cnt : NULL);
     for (size_t t = 0; t < r->n_touched; t++) {
         const size_t id = (size_t)f->touched[t];
         const float x = nextok__row_get(r->row, r->dt, id);
@@ -193,7 +196,13 @@ static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
 {
     struct nextok__fused *f = r->f;
     const float rlo = preimage(vlo, r->t), rhi = vhi == INFINITY ? INFINITY : tp_raw_below(vhi, r->t);
-    const size_t nc = r->k->compact_range(r->row, r->dt, r->V, rlo, rhi, 0, f->cids, f->cvals, r->V);
+    /* only the groups that reach vlo: on peaked rows the crossing is among
+     * a few high values, held by a few groups */
+    const size_t esz = nextok_dtype_size(r->dt);
+    size_t nc = 0, g = 0, lo, hi;
+    while (active_run(r, vlo, &g, &lo, &hi))
+        nc += r->k->compact_range((const char *)r->row + lo * esz, r->dt, hi - lo, rlo, rhi, (int32_t)lo,
+                                  f->cids + nc, f->cvals + nc, r->V - nc);
     size_t n = 0;
     for (size_t i = 0; i < nc; i++) {
         const float x = P(f->cvals[i], r->t);
@@ -288,14 +297,35 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
     const size_t V = r->V, nb = (V + 63) / 64;
     /* keep P(x) > L, or P(x) == L and id <= cut: raw x >= gt, or x >= eq */
     const float gt = preimage(nextafterf(L, INFINITY), r->t), eq = preimage(L, r->t);
-    r->k->cut_weights(r->row, r->dt, V, gt, eq, cut, f->dw, f->dbs);
-    for (size_t j = 0; j < r->n_touched; j++) f->dw[f->touched[j]] = 0.0f;
+    /* only the groups that reach L hold survivors; the others' blocks sum
+     * to 0 and their weights are left unwritten (no walk enters a block of
+     * sum 0, and d_n below ends the set at its last block with a survivor) */
+    const size_t esz = nextok_dtype_size(r->dt);
+    size_t done = 0, g = 0, lo, hi;
+    while (active_run(r, L, &g, &lo, &hi)) {
+        for (size_t b = (done + 63) / 64; b < lo / 64; b++) f->dbs[b] = 0.0;
+        r->k->cut_weights((const char *)r->row + lo * esz, r->dt, hi - lo, gt, eq,
+                          cut == INT32_MAX ? INT32_MAX : cut - (int32_t)lo, f->dw + lo, f->dbs + lo / 64);
+        done = hi;
+    }
+    for (size_t b = (done + 63) / 64; b < nb; b++) f->dbs[b] = 0.0; /* hi == V may end mid-block */
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t id = (size_t)f->touched[j];
+        if (!(f->dbmax[id / NEXTOK__BMAX_IDS] >= L)) { /* an unwritten block: re-summed below */
+            const size_t b0 = id & ~(size_t)63;
+            memset(f->dw + b0, 0, (V - b0 < 64 ? V - b0 : 64) * sizeof *f->dw);
+        }
+        f->dw[id] = 0.0f;
+    }
     for (size_t j = 0; j < f->n_ov; j++) {
         const float x = P(f->ov[j].logit, r->t);
         if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
     }
     resum_touched_blocks(r);
     f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
+    size_t last = nb;
+    while (last > 0 && !(f->dbs[last - 1] > 0.0)) last--;
+    f->d_n = last * 64 < V ? last * 64 : V;
     f->d_cut = true;
     f->d_typ = false;
     f->d_cut_v = L;

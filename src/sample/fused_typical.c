@@ -382,8 +382,7 @@ bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *
 {
     if (!c->last_dense || !c->last_valid || !c->fused) return false;
     const struct nextok__fused *f = c->fused;
-    const size_t V = (size_t)f->n_vocab;
-    *set = (struct nextok__wset){f->dw, V, f->dcum, NULL, (V + 63) / 64, f->dz};
+    *set = (struct nextok__wset){f->dw, f->d_n, f->dcum, NULL, (f->d_n + 63) / 64, f->dz, f->dbs};
     return true;
 }
 

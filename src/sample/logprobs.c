@@ -128,15 +128,28 @@ static nextok_status logprobs_raw(struct nextok_chain *c, const void *row, enum 
     return NEXTOK_OK;
 }
 
+/* Weight of id i in a dense set: 0 past its end and in blocks of sum 0
+ * (whose weights may be unwritten: struct nextok__wset). */
+static float dense_weight(const struct nextok__wset *d, size_t i)
+{
+    if (i >= d->n || (d->bsum && d->bsum[i / 64] == 0.0)) return 0.0f;
+    return d->w[i];
+}
+
 /* The same over a dense fused distribution (index = id, p = w / Z; ids that
- * are not candidates weigh 0, so they are skipped as p = 0 candidates are). */
+ * are not candidates weigh 0, so they are skipped as p = 0 candidates are,
+ * and so are whole blocks of sum 0). */
 static void logprobs_dense(const struct nextok__wset *d, int32_t token, struct topn *t,
                            float *tok_lp, int32_t *tok_rank)
 {
-    const float pt = (float)((double)d->w[token] / d->z);
+    const float pt = (float)((double)dense_weight(d, (size_t)token) / d->z);
     const float lt = pt > 0 ? logf(pt) : -INFINITY;
     int64_t rank = 1;
     for (size_t i = 0; i < d->n; i++) {
+        if (i % 64 == 0 && d->bsum && d->bsum[i / 64] == 0.0) {
+            i += 63; /* an empty block: no candidate */
+            continue;
+        }
         const float p = (float)((double)d->w[i] / d->z);
         if (!(p > 0)) continue;
         const float lp = logf(p);

@@ -154,7 +154,7 @@ bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_toke
     const struct nextok__wref ref = nextok__wref_of(m);
     nextok__kernels()->expw(d->x, n, &ref, d->w); /* bit-identical in every ISA */
     const size_t nb = nextok__wset_sparse(d->ids, d->w, n, d->bsum, d->bstart);
-    *set = (struct nextok__wset){d->w, n, d->bsum, d->bstart, nb, nb ? d->bsum[nb - 1] : 0.0};
+    *set = (struct nextok__wset){d->w, n, d->bsum, d->bstart, nb, nb ? d->bsum[nb - 1] : 0.0, NULL};
     if (ids) *ids = d->ids;
     return true;
 }

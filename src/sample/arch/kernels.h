@@ -116,9 +116,13 @@ struct nextok__kernels {
      * nextok__mass_q(w[i], scale), q[0] = the sum of every q_i and q[1 + j]
      * = the sum over x_i >= thr[j]; cnt (if not NULL) likewise counts
      * elements (NaN x_i: only in q[0] / cnt[0]). Integer sums: exact in any
-     * order. */
+     * order. gmax (may be NULL) is a hint the caller vouches for: a group of
+     * 256 elements g (ids 256 g ..) with !(gmax[g] >= gth) holds no x_i >=
+     * any thr[j], so its elements only add to q[0] / cnt[0] (on peaked rows
+     * top-p's thresholds are high and most groups take that short loop).
+     * The result is the same with or without it. */
     void (*mass_above)(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
-                       const float thr[4], uint64_t q[5], uint64_t cnt[5]);
+                       const float thr[4], const float *gmax, float gth, uint64_t q[5], uint64_t cnt[5]);
     /* typical-p's S (docs/semantics.md) per block: bs[b] = nextok__wvblock
      * of block b (b < ceil(n / 64)) with the given weights w and v_i = x_i
      * (div == 1) or sat(x_i / div), as weights computes them with a
@@ -142,7 +146,8 @@ size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n
 void nextok__ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
                              int32_t cut, float *w, double *bsum);
 void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
-                            float scale, const float thr[4], uint64_t q[5], uint64_t cnt[5]);
+                            float scale, const float thr[4], const float *gmax, float gth,
+                            uint64_t q[5], uint64_t cnt[5]);
 
 /* The table for this CPU (NEXTOK_FORCE_REF=1 in the environment forces the
  * reference). Initialised once (pthread_once), then read-only. */

@@ -585,7 +585,7 @@ AI __m256i mass4(__m128 w, __m128 sc)
 }
 
 static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
-                            const float thr[4], uint64_t q[5], uint64_t cnt[5])
+                            const float thr[4], const float *gmax, float gth, uint64_t q[5], uint64_t cnt[5])
 {
     const __m128 sc = _mm_set1_ps(scale);
     __m256i a[5][2];
@@ -598,6 +598,9 @@ static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
         a[0][0] = _mm256_add_epi64(a[0][0], q0);
         a[0][1] = _mm256_add_epi64(a[0][1], q1);
         c[0] += 8;
+        /* 8 elements never straddle two 256-id groups; a group the hint
+         * rules out adds only to the total */
+        if (gmax && !(gmax[i / NEXTOK__BMAX_IDS] >= gth)) continue;
         for (int j = 0; j < 4; j++) {
             const __m256 m = _mm256_cmp_ps(x, _mm256_set1_ps(thr[j]), _CMP_GE_OQ);
             const __m256i m0 = _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(m)));
@@ -608,7 +611,7 @@ static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
         }
     }
     uint64_t tq[5], tc[5];
-    nextok__ref_mass_above((const char *)row + i * nextok_dtype_size(dt), dt, n - i, w + i, scale, thr, tq, tc);
+    nextok__ref_mass_above((const char *)row + i * nextok_dtype_size(dt), dt, n - i, w + i, scale, thr, NULL, 0.0f, tq, tc);
     for (int j = 0; j < 5; j++) {
         uint64_t l[8];
         _mm256_storeu_si256((__m256i *)l, a[j][0]);

@@ -729,7 +729,8 @@ static void avx512_cut_weights(const void *row, enum nextok_dtype dt, size_t n, 
     } while (0)
 
 AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const float *w, float scale,
-                        const float thr[4], uint64_t q[5], uint64_t cnt[5], int counts)
+                        const float thr[4], const float *gmax, float gth, uint64_t q[5], uint64_t cnt[5],
+                        int counts)
 {
     const __m512 sc = _mm512_set1_ps(scale), cap = _mm512_set1_ps(0x1p62f);
     const __m512 t0 = _mm512_set1_ps(thr[0]), t1 = _mm512_set1_ps(thr[1]);
@@ -737,27 +738,39 @@ AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const f
     __m512i a0 = _mm512_setzero_si512(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
     __m512i a4 = a0, b4 = a0;
     uint64_t c1 = 0, c2 = 0, c3 = 0, c4 = 0;
-    for (size_t i = 0; i < n; i += 16) {
-        const __mmask16 k = tail_mask(n - i);
-        const __m512 x = load16(row, dt, i, k);
-        const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cap);
-        const __m512i q0 = _mm512_cvttps_epi64(_mm512_castps512_ps256(ws));
-        const __m512i q1 = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1));
-        a0 = _mm512_add_epi64(a0, q0);
-        b0 = _mm512_add_epi64(b0, q1);
-        const __mmask16 m1 = _mm512_mask_cmp_ps_mask(k, x, t0, _CMP_GE_OQ);
-        const __mmask16 m2 = _mm512_mask_cmp_ps_mask(k, x, t1, _CMP_GE_OQ);
-        const __mmask16 m3 = _mm512_mask_cmp_ps_mask(k, x, t2, _CMP_GE_OQ);
-        const __mmask16 m4 = _mm512_mask_cmp_ps_mask(k, x, t3, _CMP_GE_OQ);
-        MA_ADD(a1, b1, m1, q0, q1);
-        MA_ADD(a2, b2, m2, q0, q1);
-        MA_ADD(a3, b3, m3, q0, q1);
-        MA_ADD(a4, b4, m4, q0, q1);
-        if (counts) {
-            c1 += (uint64_t)__builtin_popcount(m1);
-            c2 += (uint64_t)__builtin_popcount(m2);
-            c3 += (uint64_t)__builtin_popcount(m3);
-            c4 += (uint64_t)__builtin_popcount(m4);
+    for (size_t g = 0; g < n; g += NEXTOK__BMAX_IDS) {
+        const size_t e = n - g < NEXTOK__BMAX_IDS ? n : g + NEXTOK__BMAX_IDS;
+        if (gmax && !(gmax[g / NEXTOK__BMAX_IDS] >= gth)) { /* only the total */
+            for (size_t i = g; i < e; i += 16) {
+                const __mmask16 k = tail_mask(e - i);
+                const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cap);
+                a0 = _mm512_add_epi64(a0, _mm512_cvttps_epi64(_mm512_castps512_ps256(ws)));
+                b0 = _mm512_add_epi64(b0, _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1)));
+            }
+            continue;
+        }
+        for (size_t i = g; i < e; i += 16) {
+            const __mmask16 k = tail_mask(e - i);
+            const __m512 x = load16(row, dt, i, k);
+            const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cap);
+            const __m512i q0 = _mm512_cvttps_epi64(_mm512_castps512_ps256(ws));
+            const __m512i q1 = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1));
+            a0 = _mm512_add_epi64(a0, q0);
+            b0 = _mm512_add_epi64(b0, q1);
+            const __mmask16 m1 = _mm512_mask_cmp_ps_mask(k, x, t0, _CMP_GE_OQ);
+            const __mmask16 m2 = _mm512_mask_cmp_ps_mask(k, x, t1, _CMP_GE_OQ);
+            const __mmask16 m3 = _mm512_mask_cmp_ps_mask(k, x, t2, _CMP_GE_OQ);
+            const __mmask16 m4 = _mm512_mask_cmp_ps_mask(k, x, t3, _CMP_GE_OQ);
+            MA_ADD(a1, b1, m1, q0, q1);
+            MA_ADD(a2, b2, m2, q0, q1);
+            MA_ADD(a3, b3, m3, q0, q1);
+            MA_ADD(a4, b4, m4, q0, q1);
+            if (counts) {
+                c1 += (uint64_t)__builtin_popcount(m1);
+                c2 += (uint64_t)__builtin_popcount(m2);
+                c3 += (uint64_t)__builtin_popcount(m3);
+                c4 += (uint64_t)__builtin_popcount(m4);
+            }
         }
     }
     q[0] = hsum_u64(_mm512_add_epi64(a0, b0));
@@ -771,10 +784,11 @@ AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const f
 #undef MA_ADD
 
 static void avx512_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
-                              float scale, const float thr[4], uint64_t q[5], uint64_t cnt[5])
+                              float scale, const float thr[4], const float *gmax, float gth,
+                              uint64_t q[5], uint64_t cnt[5])
 {
-    if (cnt) BY_DTYPE(mass_above_impl, dt, row, n, w, scale, thr, q, cnt, 1);
-    else BY_DTYPE(mass_above_impl, dt, row, n, w, scale, thr, q, cnt, 0);
+    if (cnt) BY_DTYPE(mass_above_impl, dt, row, n, w, scale, thr, gmax, gth, q, cnt, 1);
+    else BY_DTYPE(mass_above_impl, dt, row, n, w, scale, thr, gmax, gth, q, cnt, 0);
 }
 
 static const struct nextok__kernels avx512_table = {
