@@ -17,10 +17,12 @@
  * four thresholds around the expected crossing (tp_window); one SIMD pass
  * sums the exact masses above each (tp_masses), which tells in which
  * interval the crossing lies; only that interval's candidates are gathered
- * (tp_gather) and refined by key bits 31..21, 20..10, 9..0 (the interval is
- * a narrow band of values, so the first level seldom splits it). The last level is one
- * logit value L; its candidates in id order complete the walk. The cut is
- * "v > L, or v == L and id <= cut" (keep-ties: every id of L).
+ * (tp_gather) and refined by buckets of 11 key bits over the gathered keys'
+ * own range (tp_refine_all). The last level is one logit value L; its
+ * candidates in id order complete the walk. The cut is "v > L, or v == L
+ * and id <= cut" (keep-ties: every id of L). The SIMD passes skip the 256-id
+ * groups whose maximum is below what they look for (active_run), which on
+ * peaked rows is most of the row.
  */
 
 /* Key of a processed value, -0 as +0 (they compare equal as logits). */
@@ -236,32 +238,55 @@ static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
     return total;
 }
 
-/* Refine the gathered candidates by key bits shift .. shift+bits-1: keep
- * only the crossing sub-bucket's (in place, order kept). Returns the count.
- * The gathered interval is a narrow band of values, so the first level
- * (bits 31..21) usually keeps all of them and the second splits them. */
-static size_t tp_refine(struct nextok__fused *f, size_t n, unsigned shift, unsigned bits,
+/* Refine the gathered candidates by bucket (key - *base) >> shift, at most
+ * HBINS of them: keep only the crossing bucket's candidates (in place, order
+ * kept) and move *base to that bucket's first key. Returns the count. */
+static size_t tp_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift,
                         uint64_t target, uint64_t *above, size_t *n_above)
 {
     uint64_t *hq = f->hq[0];
     uint32_t *hn = f->hn[0];
-    const unsigned nb = 1u << bits;
-    memset(hq, 0, nb * sizeof *hq);
-    memset(hn, 0, nb * sizeof *hn);
+    const uint32_t b0 = *base;
+    memset(hq, 0, HBINS * sizeof *hq);
+    memset(hn, 0, HBINS * sizeof *hn);
     for (size_t i = 0; i < n; i++) {
-        const uint32_t k = (tp_key(f->cvals[i]) >> shift) & (nb - 1);
+        const uint32_t k = (tp_key(f->cvals[i]) - b0) >> shift;
         hq[k] += f->cq[i];
         hn[k]++;
     }
-    const unsigned B = tp_cross(hq, hn, nb, target, above, n_above);
+    const unsigned B = tp_cross(hq, hn, HBINS, target, above, n_above);
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
-        if (((tp_key(f->cvals[i]) >> shift) & (nb - 1)) != B) continue;
+        if ((tp_key(f->cvals[i]) - b0) >> shift != B) continue;
         f->cids[j] = f->cids[i];
         f->cvals[j] = f->cvals[i];
         f->cq[j++] = f->cq[i];
     }
+    *base = b0 + ((uint32_t)B << shift);
     return j;
+}
+
+/* Refine the gathered candidates (n >= 1) down to the one value L where the
+ * mass from the top crosses target: buckets of 11 key bits over the keys'
+ * own range, so a narrow band (the usual gather) needs two levels, and the
+ * first one splits it. */
+static size_t tp_refine_all(struct nextok__fused *f, size_t n, uint64_t target, uint64_t *above,
+                            size_t *n_above)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t k = tp_key(f->cvals[i]);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    unsigned bits = 0; /* bit length of the keys' range */
+    while (bits < 32 && ((hi - lo) >> bits) != 0) bits++;
+    unsigned shift = bits > 11 ? bits - 11 : 0;
+    for (;;) {
+        n = tp_refine(f, n, &lo, shift, target, above, n_above);
+        if (shift == 0) return n;
+        shift = shift > 11 ? shift - 11 : 0;
+    }
 }
 
 /* Survivors in sorted order into c->work (the chain's top-p output). */
@@ -355,9 +380,7 @@ bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_to
     uint64_t above = j0 ? qa[j0] : 0;
     size_t n_above = j0 ? (size_t)ca[j0] : 0;
     size_t n = tp_gather(r, j0 < 4 ? th[j0] : -INFINITY, j0 ? th[j0 - 1] : INFINITY, scale);
-    n = tp_refine(f, n, 21, 11, target, &above, &n_above);
-    n = tp_refine(f, n, 10, 11, target, &above, &n_above);
-    n = tp_refine(f, n, 0, 10, target, &above, &n_above);
+    n = tp_refine_all(f, n, target, &above, &n_above);
     /* one value L left; its ids ascend (gathered in id order), equal masses */
     const float L = f->cvals[0];
     int32_t cut = INT32_MAX;
