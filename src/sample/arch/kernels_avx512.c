@@ -117,6 +117,9 @@ AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float th
 {
     const __m512 t = _mm512_set1_ps(thr);
     const __m512i em = _mm512_set1_epi32(0x7f800000);
+    /* the largest exponent field seen, in a vector: equal to em somewhere
+     * iff a NaN or inf was seen (no mask traffic per vector) */
+    __m512i ex = _mm512_setzero_si512();
     __mmask16 nf = 0;
     size_t c = 0, i = 0;
     /* 64 elements behind one rarely-taken branch: on peaked rows almost no
@@ -126,21 +129,22 @@ AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float th
     for (; i + 64 <= n; i += 64) {
         __m512 x0 = load16(row, dt, i, 0xffff), x1 = load16(row, dt, i + 16, 0xffff);
         __m512 x2 = load16(row, dt, i + 32, 0xffff), x3 = load16(row, dt, i + 48, 0xffff);
-        nf |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x0), em), em);
-        nf |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x1), em), em);
-        nf |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x2), em), em);
-        nf |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(x3), em), em);
+        ex = _mm512_max_epu32(ex, _mm512_and_si512(_mm512_castps_si512(x0), em));
+        ex = _mm512_max_epu32(ex, _mm512_and_si512(_mm512_castps_si512(x1), em));
+        ex = _mm512_max_epu32(ex, _mm512_and_si512(_mm512_castps_si512(x2), em));
+        ex = _mm512_max_epu32(ex, _mm512_and_si512(_mm512_castps_si512(x3), em));
         __mmask16 m0 = _mm512_cmp_ps_mask(x0, t, _CMP_GE_OQ);
         __mmask16 m1 = _mm512_cmp_ps_mask(x1, t, _CMP_GE_OQ);
         __mmask16 m2 = _mm512_cmp_ps_mask(x2, t, _CMP_GE_OQ);
         __mmask16 m3 = _mm512_cmp_ps_mask(x3, t, _CMP_GE_OQ);
-        if (__builtin_expect((m0 | m1 | m2 | m3) != 0, 0)) {
+        if (__builtin_expect(!_kortestz_mask16_u8(_kor_mask16(m0, m1), _kor_mask16(m2, m3)), 0)) {
             if (m0) c = emit16(x0, m0, base + (int32_t)i, ids, vals, cap, c);
             if (m1) c = emit16(x1, m1, base + (int32_t)(i + 16), ids, vals, cap, c);
             if (m2) c = emit16(x2, m2, base + (int32_t)(i + 32), ids, vals, cap, c);
             if (m3) c = emit16(x3, m3, base + (int32_t)(i + 48), ids, vals, cap, c);
         }
     }
+    nf = _mm512_cmpeq_epi32_mask(ex, em);
     for (; i < n; i += 16) {
         __mmask16 k = tail_mask(n - i);
         __m512 x = load16(row, dt, i, k);
@@ -216,29 +220,29 @@ AI size_t compact16_impl(enum nextok_dtype dt, int raw, const uint16_t *row, siz
     const __m512 t = _mm512_set1_ps(thr);
     const __m512i em = _mm512_set1_epi16(dt == NEXTOK_DTYPE_F16 ? 0x7c00 : 0x7f80);
     const __m512i k = _mm512_set1_epi16(kt);
-    __mmask32 nf = 0;
+    __m512i ex = _mm512_setzero_si512(); /* as compact_impl: the largest exponent field */
     size_t c = 0, i = 0;
     for (; i + 128 <= n; i += 128) {
         const __m512i h0 = _mm512_loadu_si512((const void *)(row + i));
         const __m512i h1 = _mm512_loadu_si512((const void *)(row + i + 32));
         const __m512i h2 = _mm512_loadu_si512((const void *)(row + i + 64));
         const __m512i h3 = _mm512_loadu_si512((const void *)(row + i + 96));
-        nf |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(h0, em), em);
-        nf |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(h1, em), em);
-        nf |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(h2, em), em);
-        nf |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(h3, em), em);
+        ex = _mm512_max_epu16(ex, _mm512_and_si512(h0, em));
+        ex = _mm512_max_epu16(ex, _mm512_and_si512(h1, em));
+        ex = _mm512_max_epu16(ex, _mm512_and_si512(h2, em));
+        ex = _mm512_max_epu16(ex, _mm512_and_si512(h3, em));
         const __mmask32 m0 = _mm512_cmpge_epi16_mask(raw ? h0 : hkey32(h0), k);
         const __mmask32 m1 = _mm512_cmpge_epi16_mask(raw ? h1 : hkey32(h1), k);
         const __mmask32 m2 = _mm512_cmpge_epi16_mask(raw ? h2 : hkey32(h2), k);
         const __mmask32 m3 = _mm512_cmpge_epi16_mask(raw ? h3 : hkey32(h3), k);
-        if (__builtin_expect((m0 | m1 | m2 | m3) != 0, 0)) {
+        if (__builtin_expect(!_kortestz_mask32_u8(_kor_mask32(m0, m1), _kor_mask32(m2, m3)), 0)) {
             if (m0) c = emit32(dt, h0, m0, t, base + (int32_t)i, ids, vals, cap, c);
             if (m1) c = emit32(dt, h1, m1, t, base + (int32_t)(i + 32), ids, vals, cap, c);
             if (m2) c = emit32(dt, h2, m2, t, base + (int32_t)(i + 64), ids, vals, cap, c);
             if (m3) c = emit32(dt, h3, m3, t, base + (int32_t)(i + 96), ids, vals, cap, c);
         }
     }
-    *nonfinite |= nf != 0;
+    *nonfinite |= _mm512_cmpeq_epi16_mask(ex, em) != 0;
     /* the last n % 128 elements: the f32 loop (masked 16-lane tail) */
     return c + compact_impl(dt, row + i, n - i, thr, base + (int32_t)i, ids + (c < cap ? c : cap),
                             vals + (c < cap ? c : cap), c < cap ? cap - c : 0, nonfinite);
