@@ -157,6 +157,32 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
                  memcmp(&b0[b], &b1[b], sizeof b0[b]) == 0;
         CHECK_MSG(ok, "%s cut_weights kind %d dt %d n %zu", g_k->name, kind, dt, n);
     }
+    { /* cut_keys: scores |x| (NaN kept as NaN), the cut at one of them */
+        static float w0[MAXN], w1[MAXN], wr[MAXN], sc[MAXN];
+        static double b0[MAXN / 64 + 2], b1[MAXN / 64 + 2];
+        for (size_t i = 0; i < n; i++) {
+            w0[i] = w1[i] = wr[i] = (float)unif() * 1.9f;
+            sc[i] = fabsf(g_refrow[i]);
+        }
+        float ks = n ? sc[next_u64() % n] : 0.0f;
+        if (next_u64() % 4 == 0) ks = INFINITY; /* everything finite kept */
+        uint32_t klo;
+        memcpy(&klo, &ks, sizeof klo);
+        r->cut_keys(w0, sc, n, klo, b0);
+        g_k->cut_keys(w1, sc, n, klo, b1);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t k;
+            memcpy(&k, &sc[i], sizeof k);
+            if (!(k < klo)) wr[i] = 0.0f;
+            /* scores >= +0: below a non-NaN cut, bits order as values */
+            if (!isnan(ks)) CHECK((k < klo) == (sc[i] < ks));
+        }
+        bool ok = memcmp(w0, wr, n * sizeof *w0) == 0 && memcmp(w1, wr, n * sizeof *w1) == 0;
+        for (size_t b = 0; b * 64 < n && ok; b++)
+            ok = b0[b] == nextok__wblock(wr + 64 * b, n - 64 * b < 64 ? n - 64 * b : 64) &&
+                 memcmp(&b0[b], &b1[b], sizeof b0[b]) == 0;
+        CHECK_MSG(ok, "%s cut_keys kind %d dt %d n %zu", g_k->name, kind, dt, n);
+    }
     { /* mass_above: weights with NaN/large values, thresholds from the row, ±inf */
         static float w[MAXN];
         for (size_t i = 0; i < n; i++) w[i] = (next_u64() % 16 == 0) ? fabsf(special_value()) : (float)unif() * 1.9f; /* weights are >= 0 or NaN */

@@ -287,13 +287,7 @@ static void ty_dense_draw(struct nextok_chain *c, const struct run *r, size_t nt
     const size_t V = r->V, nb = (V + 63) / 64;
     const uint32_t kls = ty_bits(ls);
     for (size_t k = 0; k < nt; k++) c->work[k].p = f->dw[c->work[k].id];
-    for (size_t b = 0; b < V; b += 64) {
-        const size_t len = V - b < 64 ? V - b : 64;
-        float *w = f->dw + b;
-        const float *sc = f->sel + b;
-        for (size_t i = 0; i < len; i++) w[i] = ty_bits(sc[i]) < kls ? w[i] : 0.0f;
-        f->dbs[b / 64] = nextok__wblock(w, len);
-    }
+    r->k->cut_keys(f->dw, f->sel, V, kls, f->dbs);
     for (size_t k = 0; k < nt; k++) {
         f->dw[c->work[k].id] = c->work[k].p;
         f->tys[(size_t)c->work[k].id >> 6] = -1.0; /* tys is free after ty_center: dirty marks */

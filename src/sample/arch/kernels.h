@@ -137,6 +137,13 @@ struct nextok__kernels {
      * Bit-identical in every ISA (integer sums, no rounding differences). */
     size_t (*typscan)(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
                       struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals);
+
+    /* typical-p's cut on a dense row of weights (fused_typical.c): w[i] = 0
+     * unless bits(sc[i]) < klo (scores are >= +0 or NaN: as unsigned
+     * integers their bits order as they do, NaN above everything), then
+     * bsum[b] = nextok__wblock(w + 64 b, len) for every block. Bit-identical
+     * in every ISA. */
+    void (*cut_keys)(float *w, const float *sc, size_t n, uint32_t klo, double *bsum);
 };
 
 /* The reference versions the AVX2 table reuses (no 64-bit conversions or

@@ -623,6 +623,35 @@ static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
     }
 }
 
+static void avx2_cut_keys(float *w, const float *sc, size_t n, uint32_t klo, double *bsum)
+{
+    /* unsigned k < klo as signed compares after flipping the sign bits */
+    const __m256i flip = _mm256_set1_epi32(INT32_MIN);
+    const __m256i k = _mm256_xor_si256(_mm256_set1_epi32((int32_t)klo), flip);
+    size_t b = 0;
+    for (; (b + 1) * 64 <= n; b++) {
+        __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (size_t j = 0; j < 8; j++) { /* lanes 0-7 and 8-15 alternate, in order */
+            const size_t i = b * 64 + j * 8;
+            const __m256i key = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(sc + i)), flip);
+            const __m256 keep = _mm256_castsi256_ps(_mm256_cmpgt_epi32(k, key));
+            const __m256 x = _mm256_and_ps(_mm256_loadu_ps(w + i), keep);
+            _mm256_storeu_ps(w + i, x);
+            a[j & 1] = _mm256_add_ps(a[j & 1], x);
+        }
+        bsum[b] = tree16(_mm256_cvtps_pd(_mm256_castps256_ps128(a[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[0], 1)),
+                         _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
+    }
+    if (b * 64 < n) { /* the partial block */
+        for (size_t i = b * 64; i < n; i++) {
+            uint32_t kk;
+            memcpy(&kk, sc + i, sizeof kk);
+            if (!(kk < klo)) w[i] = 0.0f;
+        }
+        bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
+    }
+}
+
 static const struct nextok__kernels avx2_table = {
     .name = "avx2",
     .max = avx2_max,
@@ -638,6 +667,7 @@ static const struct nextok__kernels avx2_table = {
     .cut_weights = avx2_cut_weights,
     .wvsum = avx2_wvsum,
     .typscan = avx2_typscan,
+    .cut_keys = avx2_cut_keys,
 };
 
 const struct nextok__kernels *nextok__kernels_avx2(void) { return &avx2_table; }

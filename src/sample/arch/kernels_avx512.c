@@ -795,6 +795,31 @@ static void avx512_mass_above(const void *row, enum nextok_dtype dt, size_t n, c
     else BY_DTYPE(mass_above_impl, dt, row, n, w, scale, thr, gmax, gth, q, cnt, 0);
 }
 
+static void avx512_cut_keys(float *w, const float *sc, size_t n, uint32_t klo, double *bsum)
+{
+    const __m512i k = _mm512_set1_epi32((int32_t)klo);
+    size_t b = 0;
+    for (; (b + 1) * 64 <= n; b++) {
+        __m512 a = _mm512_setzero_ps();
+        for (size_t j = 0; j < 4; j++) { /* lane sums in float, in order, as nextok__wblock */
+            const size_t i = b * 64 + j * 16;
+            const __mmask16 keep = _mm512_cmplt_epu32_mask(_mm512_loadu_si512((const void *)(sc + i)), k);
+            const __m512 x = _mm512_maskz_loadu_ps(keep, w + i);
+            _mm512_storeu_ps(w + i, x);
+            a = _mm512_add_ps(a, x);
+        }
+        bsum[b] = tree16(_mm512_cvtps_pd(_mm512_castps512_ps256(a)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)));
+    }
+    if (b * 64 < n) { /* the partial block */
+        for (size_t i = b * 64; i < n; i += 16) {
+            const __mmask16 t = tail_mask(n - i);
+            const __mmask16 keep = _mm512_mask_cmplt_epu32_mask(t, _mm512_maskz_loadu_epi32(t, sc + i), k);
+            _mm512_mask_storeu_ps(w + i, t, _mm512_maskz_loadu_ps(keep, w + i));
+        }
+        bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
+    }
+}
+
 static const struct nextok__kernels avx512_table = {
     .name = "avx512",
     .max = avx512_max,
@@ -810,6 +835,7 @@ static const struct nextok__kernels avx512_table = {
     .cut_weights = avx512_cut_weights,
     .wvsum = avx512_wvsum,
     .typscan = avx512_typscan,
+    .cut_keys = avx512_cut_keys,
 };
 
 const struct nextok__kernels *nextok__kernels_avx512(void) { return &avx512_table; }

@@ -223,6 +223,19 @@ static size_t ref_typscan(const void *row, enum nextok_dtype dt, size_t n, float
     return m;
 }
 
+static void ref_cut_keys(float *w, const float *sc, size_t n, uint32_t klo, double *bsum)
+{
+    for (size_t b = 0; b * 64 < n; b++) {
+        const size_t len = n - b * 64 < 64 ? n - b * 64 : 64;
+        for (size_t i = b * 64; i < b * 64 + len; i++) {
+            uint32_t k;
+            memcpy(&k, sc + i, sizeof k);
+            if (!(k < klo)) w[i] = 0.0f;
+        }
+        bsum[b] = nextok__wblock(w + b * 64, len);
+    }
+}
+
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
@@ -238,6 +251,7 @@ static const struct nextok__kernels ref_table = {
     .cut_weights = nextok__ref_cut_weights,
     .wvsum = ref_wvsum,
     .typscan = ref_typscan,
+    .cut_keys = ref_cut_keys,
 };
 
 const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }
