@@ -157,6 +157,24 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
                  memcmp(&b0[b], &b1[b], sizeof b0[b]) == 0;
         CHECK_MSG(ok, "%s cut_weights kind %d dt %d n %zu", g_k->name, kind, dt, n);
     }
+    { /* probs: p = (float)(w / z), weights with NaN/inf/subnormal values, z from the set */
+        static float w[MAXN], p0[MAXN + 1], p1[MAXN + 1];
+        double z = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            w[i] = next_u64() % 16 == 0 ? fabsf(special_value()) : (float)unif() * 1.9f;
+            z += isfinite(w[i]) ? w[i] : 0.0f;
+        }
+        if (next_u64() % 8 == 0) z = next_u64() & 1 ? 0.0 : 1e-300; /* p overflows or is NaN */
+        p0[n] = p1[n] = 7.0f; /* nothing written past n */
+        r->probs(w, n, z, p0);
+        g_k->probs(w, n, z, p1);
+        bool ok = p0[n] == 7.0f && p1[n] == 7.0f && memcmp(p0, p1, n * sizeof *p0) == 0;
+        for (size_t i = 0; i < n && ok; i++) {
+            const float want = (float)((double)w[i] / z);
+            ok = memcmp(&p0[i], &want, sizeof want) == 0;
+        }
+        CHECK_MSG(ok, "%s probs kind %d dt %d n %zu", g_k->name, kind, dt, n);
+    }
     { /* cut_keys: scores |x| (NaN kept as NaN), the cut at one of them */
         static float w0[MAXN], w1[MAXN], wr[MAXN], sc[MAXN];
         static double b0[MAXN / 64 + 2], b1[MAXN / 64 + 2];
@@ -660,7 +678,8 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
     for (size_t i = 0; i < n && acc; i++) {
         float v = div == 1.0f ? g_refrow[i] : nextok__sat(g_refrow[i] / div);
         const float x = v - ref.c;
-        const double e = x < ref.cut ? 0.0 : ldexp(exp((double)x), -ref.n);
+        /* exp(x) 2^-N as exp(x - N ln 2): exp(x) alone underflows for x < -745 */
+        const double e = x < ref.cut ? 0.0 : exp((double)x - (double)ref.n * 0.6931471805599453);
         acc = e == 0.0 ? g_w[0][i] == 0.0f : fabs((double)g_w[0][i] - e) <= (1.3e-7 + 3e-9 * fabs((double)x)) * e;
         CHECK_MSG(acc, "expw(%.9g) = %.9g, exp %.9g", (double)x, (double)g_w[0][i], e);
     }

@@ -93,7 +93,8 @@ static void radix_pass(const uint64_t *src, uint64_t *dst, size_t n, unsigned sh
 }
 
 /*
- * Fill d->key with (id << 32 | index) in id-ascending order: O(n) LSD radix
+ * NULL when cur is in id order already (the index is the rank); else fill
+ * d->key with (id << 32 | index) in id-ascending order: O(n) LSD radix
  * sort on the id bits, only as many 11-bit passes as the largest id needs
  * (ids are unique, so stability across equal ids never matters). Returns the
  * buffer holding the result.
@@ -102,15 +103,15 @@ static const uint64_t *id_order(struct nextok__catdraw *d,
                                 const struct nextok_token_data_array *cur)
 {
     const size_t n = cur->size;
-    bool ascending = true;
+    size_t up = 1; /* the array is usually in id order already (compactions, stable filters) */
+    while (up < n && cur->data[up].id > cur->data[up - 1].id) up++;
+    if (up >= n) return NULL;
     uint64_t max_id = 0;
     for (size_t i = 0; i < n; i++) {
         const uint64_t id = (uint32_t)cur->data[i].id;
         d->key[i] = id << 32 | (uint64_t)i;
-        if (i > 0 && cur->data[i].id <= cur->data[i - 1].id) ascending = false;
         if (id > max_id) max_id = id;
     }
-    if (ascending) return d->key;
     if (n <= 96) { /* few candidates (after top-k/top-p): insertion sort beats radix passes */
         for (size_t i = 1; i < n; i++) {
             const uint64_t k = d->key[i];
@@ -146,7 +147,7 @@ bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_toke
     d->order = order;
     float m = -INFINITY;
     for (size_t j = 0; j < n; j++) {
-        const struct nextok_token_data *t = &cur->data[(uint32_t)order[j]];
+        const struct nextok_token_data *t = &cur->data[order ? (uint32_t)order[j] : j];
         d->ids[j] = t->id;
         d->x[j] = t->logit;
         m = t->logit > m ? t->logit : m; /* finite logits; the sign of a zero m changes no weight */
@@ -172,15 +173,22 @@ nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token
     if (n == 0) return NEXTOK_ERR_NO_CANDIDATES;
     struct nextok__wset set;
     if (!nextok__catdraw_weights(d, cur, &set, NULL)) return NEXTOK_ERR_NOMEM;
-    /* index j of the set is candidate (uint32_t)key[j] */
+    /* index j of the set is candidate (uint32_t)key[j] (j itself: key NULL) */
     const uint64_t *key = d->order;
-    for (size_t j = 0; j < n; j++) {
-        const double p = (double)d->w[j] / set.z;
-        cur->data[(uint32_t)key[j]].p = (float)p;
-        if (prob_out) prob_out[(uint32_t)key[j]] = p;
+    if (prob_out) {
+        for (size_t j = 0; j < n; j++) {
+            const double p = (double)d->w[j] / set.z;
+            const size_t at = key ? (uint32_t)key[j] : j;
+            cur->data[at].p = (float)p;
+            prob_out[at] = p;
+        }
+    } else {
+        float *p = d->x; /* the logits are copied: x is free (same bits as the loop above) */
+        nextok__kernels()->probs(d->w, n, set.z, p);
+        for (size_t j = 0; j < n; j++) cur->data[key ? (uint32_t)key[j] : j].p = p[j];
     }
     const size_t pick = nextok__wset_draw(&set, nextok_rng_uniform(seed, step, NEXTOK_RNG_DIST, 0));
-    cur->selected = (int64_t)(uint32_t)key[pick];
+    cur->selected = (int64_t)(key ? (uint32_t)key[pick] : pick);
     return NEXTOK_OK;
 }
 

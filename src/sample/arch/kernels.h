@@ -144,6 +144,10 @@ struct nextok__kernels {
      * bsum[b] = nextok__wblock(w + 64 b, len) for every block. Bit-identical
      * in every ISA. */
     void (*cut_keys)(float *w, const float *sc, size_t n, uint32_t klo, double *bsum);
+
+    /* p[i] = (float)((double)w[i] / z) for i < n (one IEEE double division,
+     * then one rounding to float: bit-identical in every ISA). */
+    void (*probs)(const float *w, size_t n, double z, float *p);
 };
 
 /* The reference versions the AVX2 table reuses (no 64-bit conversions or

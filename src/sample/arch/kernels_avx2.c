@@ -652,6 +652,15 @@ static void avx2_cut_keys(float *w, const float *sc, size_t n, uint32_t klo, dou
     }
 }
 
+static void avx2_probs(const float *w, size_t n, double z, float *p)
+{
+    const __m256d zv = _mm256_set1_pd(z);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm_storeu_ps(p + i, _mm256_cvtpd_ps(_mm256_div_pd(_mm256_cvtps_pd(_mm_loadu_ps(w + i)), zv)));
+    for (; i < n; i++) p[i] = (float)((double)w[i] / z);
+}
+
 static const struct nextok__kernels avx2_table = {
     .name = "avx2",
     .max = avx2_max,
@@ -668,6 +677,7 @@ static const struct nextok__kernels avx2_table = {
     .wvsum = avx2_wvsum,
     .typscan = avx2_typscan,
     .cut_keys = avx2_cut_keys,
+    .probs = avx2_probs,
 };
 
 const struct nextok__kernels *nextok__kernels_avx2(void) { return &avx2_table; }

@@ -820,6 +820,16 @@ static void avx512_cut_keys(float *w, const float *sc, size_t n, uint32_t klo, d
     }
 }
 
+static void avx512_probs(const float *w, size_t n, double z, float *p)
+{
+    const __m512d zv = _mm512_set1_pd(z);
+    for (size_t i = 0; i < n; i += 8) {
+        const __mmask8 k = (__mmask8)(n - i >= 8 ? 0xff : (1u << (n - i)) - 1u);
+        const __m256 x = _mm256_maskz_loadu_ps(k, w + i);
+        _mm256_mask_storeu_ps(p + i, k, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_cvtps_pd(x), zv)));
+    }
+}
+
 static const struct nextok__kernels avx512_table = {
     .name = "avx512",
     .max = avx512_max,
@@ -836,6 +846,7 @@ static const struct nextok__kernels avx512_table = {
     .wvsum = avx512_wvsum,
     .typscan = avx512_typscan,
     .cut_keys = avx512_cut_keys,
+    .probs = avx512_probs,
 };
 
 const struct nextok__kernels *nextok__kernels_avx512(void) { return &avx512_table; }

@@ -236,6 +236,11 @@ static void ref_cut_keys(float *w, const float *sc, size_t n, uint32_t klo, doub
     }
 }
 
+static void ref_probs(const float *w, size_t n, double z, float *p)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (float)((double)w[i] / z);
+}
+
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
@@ -252,6 +257,7 @@ static const struct nextok__kernels ref_table = {
     .wvsum = ref_wvsum,
     .typscan = ref_typscan,
     .cut_keys = ref_cut_keys,
+    .probs = ref_probs,
 };
 
 const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }
