@@ -238,13 +238,14 @@ static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsig
         hn[k] += hn1[k];
     }
     const unsigned B = ty_cross(hq, hn, nb, target, kmin, below, n_below);
+    /* a branch: one bucket of up to HBINS keeps few, so it predicts well
+     * (the branch-free copy chains every store on the previous compare) */
     size_t j = 0;
     for (i = 0; i < n; i++) {
-        const bool in = (ty_bits(f->cvals[i]) - b0) >> shift == B;
+        if ((ty_bits(f->cvals[i]) - b0) >> shift != B) continue;
         f->cids[j] = f->cids[i];
         f->cvals[j] = f->cvals[i];
-        f->cq[j] = f->cq[i];
-        j += in;
+        f->cq[j++] = f->cq[i];
     }
     *base = b0 + ((uint32_t)B << shift);
     return j;
