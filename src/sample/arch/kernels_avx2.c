@@ -486,25 +486,6 @@ static void avx2_wvsum(const void *row, enum nextok_dtype dt, size_t n, float di
     else BY_DTYPE(wvsum_impl, dt, row, n, div, w, bs);
 }
 
-/* ---- typical-p's scan (kernels.h: nextok__typscan_scalar) ------------------ */
-
-/* The values 8 at a time (temp8s, as wvsum), then the scalar definition on
- * each 64 (the int64 masses have no AVX2 conversion). */
-static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
-                           struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals)
-{
-    float v[64];
-    size_t m = 0;
-    for (size_t b = 0; b < n; b += 64) {
-        const size_t len = n - b < 64 ? n - b : 64;
-        size_t i = 0;
-        for (; i + 8 <= len; i += 8) _mm256_storeu_ps(v + i, temp8s(load8(row, dt, b + i), div, 1));
-        for (; i < len; i++) v[i] = nextok__tempv(ld1(row, dt, b + i), div, 1);
-        m += nextok__typscan_scalar(v, len, b, w + b, ts, sc + b, ids + m, vals + m);
-    }
-    return m;
-}
-
 /* ---- widening --------------------------------------------------------------- */
 
 static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst)
@@ -582,6 +563,54 @@ AI __m256i mass4(__m128 w, __m128 sc)
     /* variable shifts give 0 for counts >= 64: exactly floor(x) for x < 1 */
     const __m256i q = _mm256_or_si256(_mm256_sllv_epi64(man, up), _mm256_srlv_epi64(man, dn));
     return _mm256_andnot_si256(_mm256_cmpeq_epi64(ex, _mm256_setzero_si256()), q); /* x = 0 (or subnormal): 0 */
+}
+
+/* ---- typical-p's scan (kernels.h: nextok__typscan_scalar) ------------------ */
+
+/* 8 lanes at a time: scores stored, masses by mass4 (floor exactly, as the
+ * reference's conversion), the bracket tests as signed compares of keys
+ * with the sign bits flipped; the bracket's few lanes are written one by
+ * one. The last n % 8 elements: the reference. */
+static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
+                           struct nextok__typscan *ts, float *sc, int32_t *ids, float *vals)
+{
+    const __m256 cv = _mm256_set1_ps(ts->center);
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m128 scl = _mm_set1_ps(ts->scale);
+    const __m256i flip = _mm256_set1_epi32(INT32_MIN);
+    const __m256i klo = _mm256_xor_si256(_mm256_set1_epi32((int32_t)ts->klo), flip);
+    const __m256i khi = _mm256_xor_si256(_mm256_set1_epi32((int32_t)ts->khi), flip);
+    __m256i qt0 = _mm256_setzero_si256(), qt1 = qt0, qb0 = qt0, qb1 = qt0;
+    size_t m = 0, nb = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 s = _mm256_and_ps(_mm256_sub_ps(temp8s(load8(row, dt, i), div, 1), cv), absm);
+        _mm256_storeu_ps(sc + i, s);
+        const __m256 wv = _mm256_loadu_ps(w + i);
+        const __m256i q0 = mass4(_mm256_castps256_ps128(wv), scl), q1 = mass4(_mm256_extractf128_ps(wv, 1), scl);
+        qt0 = _mm256_add_epi64(qt0, q0);
+        qt1 = _mm256_add_epi64(qt1, q1);
+        const __m256i key = _mm256_xor_si256(_mm256_castps_si256(s), flip);
+        const __m256i below = _mm256_cmpgt_epi32(klo, key); /* key < klo, unsigned */
+        qb0 = _mm256_add_epi64(qb0, _mm256_and_si256(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(below)), q0));
+        qb1 = _mm256_add_epi64(qb1, _mm256_and_si256(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(below, 1)), q1));
+        const unsigned bm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(below));
+        const unsigned hm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(key, khi)));
+        nb += (size_t)__builtin_popcount(bm);
+        for (unsigned in = ~(bm | hm) & 0xffu; in; in &= in - 1) {
+            const unsigned j = (unsigned)__builtin_ctz(in);
+            ids[m] = (int32_t)(i + j);
+            vals[m++] = sc[i + j];
+        }
+    }
+    uint64_t l[4];
+    _mm256_storeu_si256((__m256i *)l, _mm256_add_epi64(qt0, qt1));
+    ts->q_total += l[0] + l[1] + l[2] + l[3];
+    _mm256_storeu_si256((__m256i *)l, _mm256_add_epi64(qb0, qb1));
+    ts->q_below += l[0] + l[1] + l[2] + l[3];
+    ts->n_below += nb;
+    float v[8];
+    for (size_t j = i; j < n; j++) v[j - i] = nextok__tempv(ld1(row, dt, j), div, 1);
+    return m + nextok__typscan_scalar(v, n - i, i, w + i, ts, sc + i, ids + m, vals + m);
 }
 
 static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
