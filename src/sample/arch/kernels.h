@@ -150,8 +150,7 @@ struct nextok__kernels {
     void (*probs)(const float *w, size_t n, double z, float *p);
 };
 
-/* The reference versions the AVX2 table reuses (no 64-bit conversions or
- * compress instructions there to make them faster). */
+/* The reference versions the AVX2 kernels finish their last elements with. */
 size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
                                  int32_t base, int32_t *ids, float *vals, size_t cap);
 void nextok__ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
