@@ -614,6 +614,41 @@ static void check_wvsum(const struct nextok__kernels *const tabs[3], enum nextok
     CHECK_MSG(ok, "unscaled S != canonical S 2^N (dt %d n %zu div %g N %d)", (int)dt, n, (double)div, (int)N);
 }
 
+/* The unscaled pass's extremes (no saturation: v = x / div, ±inf on overflow)
+ * in every table: vmin / vmax and the group maxima equal the exact ones
+ * (NaN ignored; values compared with ==, so a ±0 tie may report either
+ * zero), and the weights and sums match the reference's bits. The SIMD
+ * tables may take the extremes over the raw x when 0 < div < inf (fl(x /
+ * div) is then non-decreasing in x, NaN only where x is) and take them over
+ * the quotients otherwise; div < 0 and div = inf exercise the latter. */
+static void check_unscaled_extremes(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt,
+                                    size_t n, float div)
+{
+    static float want[MAXN / 256 + 2], bm[MAXN / 256 + 2]; /* bm[ng]: a guard */
+    float wlo = INFINITY, whi = -INFINITY;
+    const size_t ng = (n + 255) / 256, nb = (n + 63) / 64;
+    for (size_t g = 0; g < ng; g++) want[g] = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const float v = nextok__tempv(g_refrow[i], div, 0);
+        wlo = v < wlo ? v : wlo;
+        whi = v > whi ? v : whi;
+        want[i / 256] = v > want[i / 256] ? v : want[i / 256];
+    }
+    for (int t = 0; t < 3; t++) {
+        if (!tabs[t]) continue;
+        float lo, hi;
+        for (size_t g = 0; g <= ng; g++) bm[g] = 12345.0f;
+        tabs[t]->weights(g_row_u32, dt, n, div, &nextok__wref_unscaled, g_uw[t], g_ubs[t], g_ucum[t], bm, &lo, &hi);
+        bool ok = lo == wlo && hi == whi && bm[ng] == 12345.0f;
+        for (size_t g = 0; g < ng && ok; g++) ok = bm[g] == want[g];
+        CHECK_MSG(ok, "%s unscaled extremes (dt %d n %zu div %g): %g %g, want %g %g", tabs[t]->name, (int)dt, n,
+                  (double)div, (double)lo, (double)hi, (double)wlo, (double)whi);
+        if (t == 0) continue;
+        CHECK_MSG(same_f(g_uw[0], g_uw[t], n) && same_d(g_ubs[0], g_ubs[t], nb) && same_d(g_ucum[0], g_ucum[t], nb),
+                  "%s unscaled weights differ (dt %d n %zu div %g)", tabs[t]->name, (int)dt, n, (double)div);
+    }
+}
+
 /* ref, AVX2, AVX-512 weights (row and array forms) compared with memcmp, with
  * the canonical reference of the row's maximum and the unscaled one; the
  * reference against libm exp within 1.3e-7 + 3e-9 |x| relative; and where
@@ -701,6 +736,9 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
                   tabs[t]->name, n);
     }
     check_wvsum(tabs, dt, n, div, vals, m == vhi && nextok__wref_unscaled_ok(vlo, vhi) ? ref.n : INT32_MIN);
+    check_unscaled_extremes(tabs, dt, n, div);
+    if (div != 1.0f) check_unscaled_extremes(tabs, dt, n, -div);
+    if (div == 3.0f) check_unscaled_extremes(tabs, dt, n, INFINITY); /* inf / inf is NaN */
 }
 
 /* Rows inside the one-pass range with shifted maxima (N from -40 to 50):

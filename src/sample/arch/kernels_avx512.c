@@ -490,10 +490,14 @@ AI double tree16(__m512d a0, __m512d a1)
 }
 
 /* full = 0: ref is nextok__wref_unscaled (no subtraction, no cut-off test,
- * no saturation: an overflowing quotient is inf, which vmax reports) */
+ * no saturation: an overflowing quotient is inf, which vmax reports).
+ * xd = 1 (full = 0, 0 < div < inf): the minima and maxima are taken over the raw
+ * x and divided once at the end: v = fl(x / div) is non-decreasing in x, so
+ * fl(max x / div) = max fl(x / div) (likewise min), the same bits; the
+ * comparisons then do not wait for the division. */
 AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
-                     const struct nextok__wref *ref, int full, float *w, double *bsum, double *cum,
-                     float *bmax, float *vmin, float *vmax)
+                     const struct nextok__wref *ref, int full, int xd, float *w, double *bsum,
+                     double *cum, float *bmax, float *vmin, float *vmax)
 {
     const __m512 cv = _mm512_set1_ps(ref->c), cutv = _mm512_set1_ps(ref->cut);
     const __m512i tab = wtab16_of(ref);
@@ -505,9 +509,9 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         __m512 a = _mm512_setzero_ps();
         for (size_t j = 0; j < 4; j++) { /* lane sums in float, in order */
             const size_t i = b * 64 + j * 16;
-            const __m512 v = temp16s(load16(row, dt, i, 0xffff), div, full);
-            lo = _mm512_min_ps(v, lo); /* NaN v: lo kept */
-            bm = _mm512_max_ps(v, bm);
+            const __m512 x = load16(row, dt, i, 0xffff), v = temp16s(x, div, full);
+            lo = _mm512_min_ps(xd ? x : v, lo); /* NaN: lo kept */
+            bm = _mm512_max_ps(xd ? x : v, bm);
             const __m512 e = expw16c(full ? _mm512_sub_ps(v, cv) : v, tab, cutv, full);
             _mm512_storeu_ps(w + i, e);
             a = _mm512_add_ps(a, e);
@@ -522,9 +526,9 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     }
     for (size_t i = b * 64; i < n; i += 16) {
         const __mmask16 k = tail_mask(n - i);
-        const __m512 v = temp16s(load16(row, dt, i, k), div, full);
-        lo = _mm512_mask_min_ps(lo, k, v, lo);
-        bm = _mm512_mask_max_ps(bm, k, v, bm);
+        const __m512 x = load16(row, dt, i, k), v = temp16s(x, div, full);
+        lo = _mm512_mask_min_ps(lo, k, xd ? x : v, lo);
+        bm = _mm512_mask_max_ps(bm, k, xd ? x : v, bm);
         const __m512 e = expw16c(full ? _mm512_sub_ps(v, cv) : v, tab, cutv, full);
         _mm512_mask_storeu_ps(w + i, k, e);
     }
@@ -538,6 +542,15 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     }
     *vmin = _mm512_reduce_min_ps(lo);
     *vmax = _mm512_reduce_max_ps(hi);
+    if (xd) { /* the raw extremes to processed values (±inf when none: the same) */
+        *vmin /= div;
+        *vmax /= div;
+        const __m512 dv = _mm512_set1_ps(div);
+        for (size_t g = 0, ng = (n + 255) / 256; bmax && g < ng; g += 16) {
+            const __mmask16 k = tail_mask(ng - g);
+            _mm512_mask_storeu_ps(bmax + g, k, _mm512_div_ps(_mm512_maskz_loadu_ps(k, bmax + g), dv));
+        }
+    }
 }
 
 static void avx512_weights(const void *row, enum nextok_dtype dt, size_t n, float div,
@@ -547,10 +560,11 @@ static void avx512_weights(const void *row, enum nextok_dtype dt, size_t n, floa
     /* div == 1 and the tests as constants: four loops without per-vector
      * branches */
     const int full = !nextok__wref_is_unscaled(ref);
-    if (div == 1.0f && !full) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, w, bsum, cum, bmax, vmin, vmax);
-    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, w, bsum, cum, bmax, vmin, vmax);
-    else if (!full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, w, bsum, cum, bmax, vmin, vmax);
-    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, w, bsum, cum, bmax, vmin, vmax);
+    if (div == 1.0f && !full) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, 0, w, bsum, cum, bmax, vmin, vmax);
+    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, 0, w, bsum, cum, bmax, vmin, vmax);
+    else if (!full && div > 0.0f && div < INFINITY) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 1, w, bsum, cum, bmax, vmin, vmax);
+    else if (!full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, w, bsum, cum, bmax, vmin, vmax);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, w, bsum, cum, bmax, vmin, vmax);
 }
 
 static void avx512_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)
