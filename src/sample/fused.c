@@ -239,8 +239,20 @@ void clear_mask(struct nextok__fused *f, size_t n_touched)
     for (size_t i = 0; i < n_touched; i++) f->tmask[f->touched[i]] = 0;
 }
 
-/* Union of the ids every processor touches, marked in tmask. Returns the
- * count, or (size_t)-1 on NOMEM (mask clean). */
+/* The touched ids in f->tmask, for the paths that test ids against it (the
+ * dense ones, the exact σ); nextok__fused_run clears it after the row. The
+ * top-k and min-p paths merge with the sorted list instead and never mark:
+ * in a batch, each row's mask is cold, and marking costs a cache miss per id. */
+void mark_touched(const struct run *r)
+{
+    struct nextok__fused *f = r->f;
+    if (f->tmarked) return;
+    for (size_t i = 0; i < r->n_touched; i++) f->tmask[f->touched[i]] = 1;
+    f->tmarked = true;
+}
+
+/* The union of the ids every processor touches, ascending (sorted, then
+ * duplicates dropped). Returns the count, or (size_t)-1 on NOMEM. */
 static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c)
 {
     size_t n = 0;
@@ -248,21 +260,21 @@ static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c)
         size_t got = 0, room = f->touched_cap - n;
         if (!nextok__processor_touched(c->samplers[s], f->touched + n, room, &got)) continue;
         if (got > room) {
-            if (!grow((void **)&f->touched, &f->touched_cap, n + got, sizeof *f->touched)) {
-                clear_mask(f, n);
+            if (!grow((void **)&f->touched, &f->touched_cap, n + got, sizeof *f->touched))
                 return (size_t)-1;
-            }
             nextok__processor_touched(c->samplers[s], f->touched + n, got, &got);
         }
         const size_t base = n;
-        for (size_t j = 0; j < got; j++) { /* union: keep first occurrences */
-            int32_t id = f->touched[base + j];
-            if (id < 0 || id >= f->n_vocab || f->tmask[id]) continue;
-            f->tmask[id] = 1;
-            f->touched[n++] = id;
+        for (size_t j = 0; j < got; j++) {
+            const int32_t id = f->touched[base + j];
+            if (id >= 0 && id < f->n_vocab) f->touched[n++] = id;
         }
     }
-    return n;
+    sort_ids(f->touched, n);
+    size_t u = 0;
+    for (size_t j = 0; j < n; j++)
+        if (u == 0 || f->touched[j] != f->touched[u - 1]) f->touched[u++] = f->touched[j];
+    return u;
 }
 
 /* Gather the touched ids and run the processors on them. false: hand the row
@@ -274,8 +286,8 @@ static bool apply_overrides(struct nextok__fused *f, struct nextok_chain *c, con
     size_t n = collect_touched(f, c);
     if (n == (size_t)-1) return false;
     *n_touched = n;
-    if (!grow((void **)&f->ov, &f->ov_cap, n ? n : 1, sizeof *f->ov)) goto fail;
-    sort_ids(f->touched, n); /* gathered in id order: ov needs no sort */
+    if (!grow((void **)&f->ov, &f->ov_cap, n ? n : 1, sizeof *f->ov)) return false;
+    /* the touched ids ascend: ov is gathered in id order */
     const size_t esz = nextok_dtype_size(dt);
     for (size_t j = 0; j < n; j++) __builtin_prefetch((const char *)row + (size_t)f->touched[j] * esz);
     for (size_t j = 0; j < n; j++) {
@@ -297,7 +309,6 @@ static bool apply_overrides(struct nextok__fused *f, struct nextok_chain *c, con
     f->n_removed = n - a.size;
     return true;
 fail:
-    clear_mask(f, n);
     return false;
 }
 
@@ -710,6 +721,7 @@ static int fuse_min_p_top_k(struct nextok_chain *c, struct run *r, const struct 
 /* The chain's σ exactly: two passes over the set in id order, as top_n_sigma.c. */
 static double exact_sigma(const struct run *r)
 {
+    mark_touched(r);
     const struct nextok__fused *f = r->f;
     double mean = 0.0;
     for (int pass = 0; pass < 2; pass++) {
@@ -1013,6 +1025,7 @@ static bool ov_unscaled_ok(const struct run *r, float lo, float hi)
 bool dense_prepare(struct run *r, bool patch, bool bmax)
 {
     struct nextok__fused *f = r->f;
+    mark_touched(r); /* the dense paths test ids against the mask */
     const size_t V = r->V, nb = (V + 63) / 64;
     if (!dense_reserve(f)) return false;
     float lo, hi, m;
@@ -1279,8 +1292,10 @@ nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum
     struct run r = {f, nextok__kernels(), logits, dtype, (size_t)c->params.n_vocab, 0, 1.0f, 0, 0,
                     n_touched};
     r.n_set = r.V - f->n_removed;
+    f->tmarked = false;
     size_t tail = r.n_set ? run_prefix(c, &r, f->n_proc) : (size_t)-1;
-    clear_mask(f, n_touched);
+    if (f->tmarked) clear_mask(f, n_touched);
+    f->tmarked = false;
     if (tail == (size_t)-1) return NEXTOK_OK;
     *handled = true;
     return run_tail(c, tail);

@@ -32,6 +32,7 @@
 #define dense_draw nextok__fz_dense_draw
 #define resum_touched_blocks nextok__fz_resum_touched_blocks
 #define active_run nextok__fz_active_run
+#define mark_touched nextok__fz_mark_touched
 
 #define HBINS 2048 /* histogram buckets of fuse_top_p: 11 key bits a level */
 
@@ -43,7 +44,9 @@ struct nextok__fused {
     bool has_allowed;   /* one of them is a whitelist                          */
     bool fusable;       /* the chain starts with something worth fusing        */
 
-    uint8_t *tmask;     /* n_vocab bytes: 1 = touched by a processor (kept 0)  */
+    uint8_t *tmask;     /* n_vocab bytes: 1 = touched by a processor (kept 0   */
+                        /* between rows; marked on demand: mark_touched)      */
+    bool tmarked;       /* this row's touched ids are marked                   */
     int32_t *touched;   /* touched ids (union), grown geometrically            */
     size_t touched_cap;
     struct nextok_token_data *ov; /* overrides: processors applied to touched  */
@@ -137,6 +140,7 @@ bool dense_reserve(struct nextok__fused *f);
 bool dense_prepare(struct run *r, bool patch, bool bmax);
 void dense_compact(struct run *r, double thr);
 bool active_run(const struct run *r, float v, size_t *g, size_t *lo, size_t *hi);
+void mark_touched(const struct run *r);
 float dense_value(const struct nextok__fused *f, const void *row, enum nextok_dtype dt,
                          float t, size_t i);
 bool fuse_top_k(struct nextok_chain *c, struct run *r, size_t k, bool keep);
