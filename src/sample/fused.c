@@ -510,31 +510,20 @@ static size_t emit_ge(struct nextok_chain *c, const struct run *r, double th)
 {
     const struct nextok__fused *f = r->f;
     struct nextok_token_data *w = c->work;
-    size_t n = 0, i = 0, j = 0;
-    if (f->n_ov == 0) {
-        /* no overrides: the compacted set alone, already in id order. The
-         * quotients first, 64 at a time, in a plain loop that the compiler
-         * vectorises (the same IEEE division and clamp as P, lane by lane:
-         * the same values), then the threshold test; many survivors on flat
-         * rows made the scalar division the bottleneck here */
-        float q[64];
-        for (size_t i0 = 0; i0 < r->nc; i0 += 64) {
-            const size_t len = r->nc - i0 < 64 ? r->nc - i0 : 64;
-            for (size_t k = 0; k < len; k++) q[k] = P(f->cvals[i0 + k], r->t);
-            for (size_t k = 0; k < len; k++)
-                if ((double)q[k] >= th) w[n++] = (struct nextok_token_data){f->cids[i0 + k], q[k], 0.0f};
-        }
-        return n;
+    /* for a float v: (double)v >= th iff v >= float_ceil(th). The compacted
+     * set's survivors by the SIMD kernel (same P, same test), in id order */
+    const float thf = float_ceil(th);
+    const size_t n = r->k->cands_ge(f->cids, f->cvals, r->nc, r->t, thf, w);
+    size_t m = 0; /* the overrides' survivors, merged in from the back */
+    for (size_t j = 0; j < f->n_ov; j++) m += P(f->ov[j].logit, r->t) >= thf;
+    size_t a = n, k = n + m;
+    for (size_t j = f->n_ov; j-- > 0 && k > a;) {
+        const float v = P(f->ov[j].logit, r->t);
+        if (!(v >= thf)) continue;
+        while (a > 0 && w[a - 1].id > f->ov[j].id) w[--k] = w[--a];
+        w[--k] = (struct nextok_token_data){f->ov[j].id, v, 0.0f};
     }
-    while (i < r->nc || j < f->n_ov) {
-        bool take_c = j >= f->n_ov || (i < r->nc && f->cids[i] < f->ov[j].id);
-        int32_t id = take_c ? f->cids[i] : f->ov[j].id;
-        float v = P(take_c ? f->cvals[i] : f->ov[j].logit, r->t);
-        if (take_c) i++;
-        else j++;
-        if ((double)v >= th) w[n++] = (struct nextok_token_data){id, v, 0.0f};
-    }
-    return n;
+    return n + m;
 }
 
 int cmp_sorted(const void *pa, const void *pb)
@@ -667,11 +656,9 @@ static bool fuse_min_p(struct nextok_chain *c, struct run *r, const struct nexto
     const float thf = float_ceil(thr); /* for a float v: (double)v >= thr iff v >= thf */
     const float tau = preimage(thf, r->t);
     if (tau < r->tau && !compact(r, tau)) return false;
-    /* without overrides the compacted set alone, in id order: its records
-     * in one SIMD pass (flat rows keep thousands: 4 % of a 128k row at p =
-     * 0.05), the same P and the same test ((double)v >= thr iff v >= thf) */
-    const size_t n = r->f->n_ov == 0 ? r->k->cands_ge(r->f->cids, r->f->cvals, r->nc, r->t, thf, c->work)
-                                     : emit_ge(c, r, thr);
+    /* the records in one SIMD pass (flat rows keep thousands: 4 % of a 128k
+     * row at p = 0.05), the overrides merged in */
+    const size_t n = emit_ge(c, r, thr);
     size_t mk = p->min_keep ? p->min_keep : 1;
     if (mk > r->n_set) mk = r->n_set;
     if (n < mk && n < r->n_set) return fuse_top_k(c, r, mk, false);
