@@ -238,23 +238,23 @@ static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
     return total;
 }
 
-/* Refine the gathered candidates by bucket (key - *base) >> shift, at most
- * HBINS of them: keep only the crossing bucket's candidates (in place, order
+/* Refine the gathered candidates by bucket (key - *base) >> shift, nb <=
+ * HBINS of them (every key is below *base + (nb << shift)): keep only the crossing bucket's candidates (in place, order
  * kept) and move *base to that bucket's first key. Returns the count. */
 static size_t tp_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift,
-                        uint64_t target, uint64_t *above, size_t *n_above)
+                        unsigned nb, uint64_t target, uint64_t *above, size_t *n_above)
 {
     uint64_t *hq = f->hq[0];
     uint32_t *hn = f->hn[0];
     const uint32_t b0 = *base;
-    memset(hq, 0, HBINS * sizeof *hq);
-    memset(hn, 0, HBINS * sizeof *hn);
+    memset(hq, 0, nb * sizeof *hq);
+    memset(hn, 0, nb * sizeof *hn);
     for (size_t i = 0; i < n; i++) {
         const uint32_t k = (tp_key(f->cvals[i]) - b0) >> shift;
         hq[k] += f->cq[i];
         hn[k]++;
     }
-    const unsigned B = tp_cross(hq, hn, HBINS, target, above, n_above);
+    const unsigned B = tp_cross(hq, hn, nb, target, above, n_above);
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
         if ((tp_key(f->cvals[i]) - b0) >> shift != B) continue;
@@ -282,9 +282,11 @@ static size_t tp_refine_all(struct nextok__fused *f, size_t n, uint64_t target, 
     unsigned bits = 0; /* bit length of the keys' range */
     while (bits < 32 && ((hi - lo) >> bits) != 0) bits++;
     unsigned shift = bits > 11 ? bits - 11 : 0;
+    uint32_t span = hi - lo; /* the keys lie in [lo, lo + span] */
     for (;;) {
-        n = tp_refine(f, n, &lo, shift, target, above, n_above);
+        n = tp_refine(f, n, &lo, shift, (span >> shift) + 1, target, above, n_above);
         if (shift == 0) return n;
+        span = ((uint32_t)1 << shift) - 1;
         shift = shift > 11 ? shift - 11 : 0;
     }
 }

@@ -145,16 +145,16 @@ static void logprobs_dense(const struct nextok__wset *d, int32_t token, struct t
     const float pt = (float)((double)dense_weight(d, (size_t)token) / d->z);
     const float lt = pt > 0 ? logf(pt) : -INFINITY;
     int64_t rank = 1;
-    for (size_t i = 0; i < d->n; i++) {
-        if (i % 64 == 0 && d->bsum && d->bsum[i / 64] == 0.0) {
-            i += 63; /* an empty block: no candidate */
-            continue;
+    for (size_t b = 0; b * 64 < d->n; b++) {
+        if (d->bsum && d->bsum[b] == 0.0) continue; /* an empty block: no candidate */
+        const size_t e = d->n - b * 64 < 64 ? d->n : b * 64 + 64;
+        for (size_t i = b * 64; i < e; i++) {
+            const float p = (float)((double)d->w[i] / d->z);
+            if (!(p > 0)) continue;
+            const float lp = logf(p);
+            topn_push(t, (int32_t)i, lp);
+            rank += lp > lt || (lp == lt && (int32_t)i < token);
         }
-        const float p = (float)((double)d->w[i] / d->z);
-        if (!(p > 0)) continue;
-        const float lp = logf(p);
-        topn_push(t, (int32_t)i, lp);
-        rank += lp > lt || (lp == lt && (int32_t)i < token);
     }
     if (tok_lp) *tok_lp = lt;
     if (tok_rank) *tok_rank = lt == -INFINITY ? 0 : (int32_t)rank;
