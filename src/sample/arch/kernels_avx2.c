@@ -208,6 +208,16 @@ static size_t avx2_cands_ge(const int32_t *ids, const float *vals, size_t n, flo
  * reference does it (partials of 16 consecutive elements). A NaN or ±inf
  * makes the sum of squares non-finite; only then is the row scanned again
  * for the flag. */
+/* One stream's step, as the AVX-512 version's sumsq16. */
+AI void sumsq8(__m256 x, __m256 dv, __m256 c, float div, __m256 *m, __m256 *s, __m256 *q)
+{
+    *m = _mm256_max_ps(x, *m);
+    if (div != 1.0f) x = _mm256_div_ps(x, dv);
+    x = _mm256_sub_ps(x, c);
+    *s = _mm256_add_ps(*s, x);
+    *q = _mm256_fmadd_ps(x, x, *q);
+}
+
 AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float center,
                     int *nonfinite, double *sum, double *sumsq)
 {
@@ -218,19 +228,8 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
     for (; i + 128 <= n; i += 128) {
         __m256 sa = zero, sb = zero, qa = zero, qb = zero;
         for (size_t j = i; j < i + 128; j += 16) {
-            __m256 va = load8(row, dt, j), vb = load8(row, dt, j + 8);
-            m0 = _mm256_max_ps(va, m0);
-            m1 = _mm256_max_ps(vb, m1);
-            if (div != 1.0f) {
-                va = _mm256_div_ps(va, dv);
-                vb = _mm256_div_ps(vb, dv);
-            }
-            va = _mm256_sub_ps(va, c);
-            vb = _mm256_sub_ps(vb, c);
-            sa = _mm256_add_ps(sa, va);
-            sb = _mm256_add_ps(sb, vb);
-            qa = _mm256_fmadd_ps(va, va, qa);
-            qb = _mm256_fmadd_ps(vb, vb, qb);
+            sumsq8(load8(row, dt, j), dv, c, div, &m0, &sa, &qa);
+            sumsq8(load8(row, dt, j + 8), dv, c, div, &m1, &sb, &qb);
         }
         const __m256 fs = _mm256_add_ps(sa, sb), fq = _mm256_add_ps(qa, qb);
         s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(fs)));

@@ -308,6 +308,17 @@ static size_t avx512_cands_ge(const int32_t *ids, const float *vals, size_t n, f
  * widened to double. The tail: one float term per partial. The non-finite
  * flag costs nothing per element: a NaN or ±inf makes the sum of squares
  * non-finite, and only then is the row scanned again for it. */
+/* One stream's step: the maximum of the raw values, then d = v - center
+ * into the float partials of d and d * d (one fma). */
+AI void sumsq16(__m512 x, __m512 dv, __m512 c, float div, __m512 *m, __m512 *s, __m512 *q)
+{
+    *m = _mm512_max_ps(x, *m);
+    if (div != 1.0f) x = _mm512_div_ps(x, dv);
+    x = _mm512_sub_ps(x, c);
+    *s = _mm512_add_ps(*s, x);
+    *q = _mm512_fmadd_ps(x, x, *q);
+}
+
 AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float center,
                     int *nonfinite, double *sum, double *sumsq)
 {
@@ -319,30 +330,10 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
     for (; i + 512 <= n; i += 512) {
         __m512 sa = zero, sb = zero, sc = zero, sd = zero, qa = zero, qb = zero, qc = zero, qd = zero;
         for (size_t j = i; j < i + 512; j += 64) {
-            __m512 va = load16(row, dt, j, 0xffff), vb = load16(row, dt, j + 16, 0xffff);
-            __m512 vc = load16(row, dt, j + 32, 0xffff), vd = load16(row, dt, j + 48, 0xffff);
-            m0 = _mm512_max_ps(va, m0);
-            m1 = _mm512_max_ps(vb, m1);
-            m2 = _mm512_max_ps(vc, m2);
-            m3 = _mm512_max_ps(vd, m3);
-            if (div != 1.0f) {
-                va = _mm512_div_ps(va, dv);
-                vb = _mm512_div_ps(vb, dv);
-                vc = _mm512_div_ps(vc, dv);
-                vd = _mm512_div_ps(vd, dv);
-            }
-            va = _mm512_sub_ps(va, c);
-            vb = _mm512_sub_ps(vb, c);
-            vc = _mm512_sub_ps(vc, c);
-            vd = _mm512_sub_ps(vd, c);
-            sa = _mm512_add_ps(sa, va);
-            sb = _mm512_add_ps(sb, vb);
-            sc = _mm512_add_ps(sc, vc);
-            sd = _mm512_add_ps(sd, vd);
-            qa = _mm512_fmadd_ps(va, va, qa);
-            qb = _mm512_fmadd_ps(vb, vb, qb);
-            qc = _mm512_fmadd_ps(vc, vc, qc);
-            qd = _mm512_fmadd_ps(vd, vd, qd);
+            sumsq16(load16(row, dt, j, 0xffff), dv, c, div, &m0, &sa, &qa);
+            sumsq16(load16(row, dt, j + 16, 0xffff), dv, c, div, &m1, &sb, &qb);
+            sumsq16(load16(row, dt, j + 32, 0xffff), dv, c, div, &m2, &sc, &qc);
+            sumsq16(load16(row, dt, j + 48, 0xffff), dv, c, div, &m3, &sd, &qd);
         }
         const __m512 fs = _mm512_add_ps(_mm512_add_ps(sa, sb), _mm512_add_ps(sc, sd));
         const __m512 fq = _mm512_add_ps(_mm512_add_ps(qa, qb), _mm512_add_ps(qc, qd));
