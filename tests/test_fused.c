@@ -450,6 +450,45 @@ static void dense_pair(struct nextok_chain *fa, size_t V, enum row_kind rk, enum
     nextok_chain_free(pl);
 }
 
+/* An empty chain over V tokens. */
+static struct nextok_chain *chain_of(size_t V)
+{
+    struct nextok_chain_params cp = nextok_chain_default_params();
+    cp.n_vocab = (int32_t)V;
+    struct nextok_chain *c = NULL;
+    CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+    return c;
+}
+
+/* Six random biases in [-span/2, span/2), a quarter of them bans (-inf). */
+static void add_bias6(struct nextok_chain *c, size_t V, double span)
+{
+    struct nextok_logit_bias lb[6];
+    for (int i = 0; i < 6; i++)
+        lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * span - span / 2) : -INFINITY};
+    struct nextok_sampler *s = NULL;
+    CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 6, NULL));
+    CHECK_OK(nextok_chain_add(c, s));
+}
+
+/* A temperature from {0.5, 0.8, 1, 1.7}, half the time. */
+static void maybe_temp(struct nextok_chain *c)
+{
+    if (!pick(2)) return;
+    struct nextok_sampler *s = NULL;
+    CHECK_OK(nextok_sampler_init_temp(&s, (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)], NULL));
+    CHECK_OK(nextok_chain_add(c, s));
+}
+
+/* dense_pair on chain c, counted, then c freed. */
+static void pair_and_free(struct nextok_chain *c, size_t V, int rk, int dt, int *runs, int *fused)
+{
+    dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
+    ++*runs;
+    *fused += nextok_chain_last_fused(c);
+    nextok_chain_free(c);
+}
+
 TEST(test_fused_dense_dist)
 {
     int fused = 0, runs = 0;
@@ -457,17 +496,10 @@ TEST(test_fused_dense_dist)
         for (int rk = 0; rk < R_COUNT; rk++)
             for (int dt = 0; dt < 3; dt++) {
                 const size_t V = (size_t)(int[]){1, 5, 64, 65, 999, 20000}[pick(6)];
-                struct nextok_chain_params cp = nextok_chain_default_params();
-                cp.n_vocab = (int32_t)V;
-                struct nextok_chain *c = NULL;
-                CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+                struct nextok_chain *c = chain_of(V);
                 struct nextok_sampler *s = NULL;
                 if (pick(2)) { /* bias (some bans) and a banned list */
-                    struct nextok_logit_bias lb[6];
-                    for (int i = 0; i < 6; i++)
-                        lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * 10 - 5) : -INFINITY};
-                    CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 6, NULL));
-                    CHECK_OK(nextok_chain_add(c, s));
+                    add_bias6(c, V, 10.0);
                     int32_t ban[3] = {(int32_t)pick(V), (int32_t)pick(V), (int32_t)pick(V)};
                     if (V > 3 && ban[0] != ban[1] && ban[1] != ban[2] && ban[0] != ban[2]) {
                         CHECK_OK(nextok_sampler_init_banned(&s, (int32_t)V, ban, 3, NULL));
@@ -479,10 +511,7 @@ TEST(test_fused_dense_dist)
                 CHECK_OK(nextok_chain_add(c, s));
                 CHECK_OK(nextok_sampler_init_dist(&s, 11 + (uint64_t)rep, NULL));
                 CHECK_OK(nextok_chain_add(c, s));
-                dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
-                runs++;
-                fused += nextok_chain_last_fused(c);
-                nextok_chain_free(c);
+                pair_and_free(c, V, rk, dt, &runs, &fused);
             }
     printf("  %d dense-dist chains, %d ended on the fused path\n", runs, fused);
     CHECK(fused > 0);
@@ -500,30 +529,15 @@ TEST(test_fused_top_p)
         for (int rk = 0; rk < R_COUNT; rk++)
             for (int dt = 0; dt < 3; dt++) {
                 const size_t V = (size_t)(int[]){1, 2, 5, 64, 65, 999, 4097, 20000}[pick(8)];
-                struct nextok_chain_params cp = nextok_chain_default_params();
-                cp.n_vocab = (int32_t)V;
-                struct nextok_chain *c = NULL;
-                CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+                struct nextok_chain *c = chain_of(V);
                 struct nextok_sampler *s = NULL;
-                if (pick(2)) {
-                    struct nextok_logit_bias lb[6];
-                    for (int i = 0; i < 6; i++)
-                        lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * 10 - 5) : -INFINITY};
-                    CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 6, NULL));
-                    CHECK_OK(nextok_chain_add(c, s));
-                }
-                if (pick(2)) {
-                    CHECK_OK(nextok_sampler_init_temp(&s, (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)], NULL));
-                    CHECK_OK(nextok_chain_add(c, s));
-                }
+                if (pick(2)) add_bias6(c, V, 10.0);
+                maybe_temp(c);
                 if (pick(4) == 0) { /* Mirostat v2 instead (fuse_miro2), tau 0.5 .. 8 */
                     CHECK_OK(nextok_sampler_init_mirostat_v2(&s, 9 + (uint64_t)rep, (float)(0.5 + unif() * 7.5),
                                                              (float)unif(), NULL));
                     CHECK_OK(nextok_chain_add(c, s));
-                    dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
-                    runs++;
-                    fused += nextok_chain_last_fused(c);
-                    nextok_chain_free(c);
+                    pair_and_free(c, V, rk, dt, &runs, &fused);
                     continue;
                 }
                 const float p = (float[]){0.05f, 0.5f, 0.9f, 0.95f, 0.999f, (float)unif()}[pick(6)];
@@ -536,10 +550,7 @@ TEST(test_fused_top_p)
                 }
                 CHECK_OK(nextok_sampler_init_dist(&s, 3 + (uint64_t)rep, NULL));
                 CHECK_OK(nextok_chain_add(c, s));
-                dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
-                runs++;
-                fused += nextok_chain_last_fused(c);
-                nextok_chain_free(c);
+                pair_and_free(c, V, rk, dt, &runs, &fused);
             }
     printf("  %d top-p / mirostat-v2 chains, %d ended on the fused path\n", runs, fused);
     CHECK(fused > 0);
@@ -621,27 +632,17 @@ TEST(test_fused_typical)
         for (int rk = 0; rk < R_COUNT; rk++)
             for (int dt = 0; dt < 3; dt++) {
                 const size_t V = (size_t)(int[]){1, 2, 5, 64, 65, 999, 4097, 20000}[pick(8)];
-                struct nextok_chain_params cp = nextok_chain_default_params();
-                cp.n_vocab = (int32_t)V;
-                struct nextok_chain *c = NULL;
-                CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+                struct nextok_chain *c = chain_of(V);
                 struct nextok_sampler *s = NULL;
                 if (pick(2)) { /* bias (some bans, some raising a token far up) and bans */
-                    struct nextok_logit_bias lb[6];
-                    for (int i = 0; i < 6; i++)
-                        lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * 20 - 10) : -INFINITY};
-                    CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 6, NULL));
-                    CHECK_OK(nextok_chain_add(c, s));
+                    add_bias6(c, V, 20.0);
                     int32_t ban[2] = {(int32_t)pick(V), (int32_t)pick(V)};
                     if (V > 2 && ban[0] != ban[1] && pick(2)) {
                         CHECK_OK(nextok_sampler_init_banned(&s, (int32_t)V, ban, 2, NULL));
                         CHECK_OK(nextok_chain_add(c, s));
                     }
                 }
-                if (pick(2)) {
-                    CHECK_OK(nextok_sampler_init_temp(&s, (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)], NULL));
-                    CHECK_OK(nextok_chain_add(c, s));
-                }
+                maybe_temp(c);
                 const float p = (float[]){0.05f, 0.5f, 0.9f, 0.95f, 0.999f, (float)unif()}[pick(6)];
                 CHECK_OK(nextok_sampler_init_typical(&s, p > 0.0f ? p : 0.5f, pick(3) ? 1 : pick(40), NULL));
                 CHECK_OK(nextok_chain_add(c, s));
@@ -651,10 +652,7 @@ TEST(test_fused_typical)
                 }
                 CHECK_OK(nextok_sampler_init_dist(&s, 3 + (uint64_t)rep, NULL));
                 CHECK_OK(nextok_chain_add(c, s));
-                dense_pair(c, V, (enum row_kind)rk, (enum nextok_dtype)dt);
-                runs++;
-                fused += nextok_chain_last_fused(c);
-                nextok_chain_free(c);
+                pair_and_free(c, V, rk, dt, &runs, &fused);
             }
     printf("  %d typical chains, %d ended on the fused path\n", runs, fused);
     CHECK(fused > runs / 3);
