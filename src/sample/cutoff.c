@@ -8,7 +8,6 @@
  */
 #include "builtin.h"
 
-
 static double sum_exp(const struct nextok_token_data_array *cur, double m)
 {
     double z = 0.0;
@@ -76,7 +75,6 @@ static const char *eta_name(const struct nextok_sampler *s)
     (void)s;
     return "eta";
 }
-
 
 static nextok_status cutoff_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {

@@ -40,7 +40,6 @@ static const char *min_p_name(const struct nextok_sampler *s)
     return "min-p";
 }
 
-
 static nextok_status min_p_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     return nextok__clone_params(s, sizeof(struct nextok__p_min_p), out);

@@ -7,7 +7,6 @@
 
 #include <float.h>
 
-
 /* Greedy limit of the temperature: keep the top candidate only. */
 static void keep_top(struct nextok_token_data_array *cur)
 {
@@ -70,7 +69,6 @@ static const char *temp_name(const struct nextok_sampler *s)
     (void)s;
     return "temp";
 }
-
 
 static nextok_status temp_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {

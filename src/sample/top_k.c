@@ -52,7 +52,6 @@ static const char *top_k_name(const struct nextok_sampler *s)
     return "top-k";
 }
 
-
 static nextok_status top_k_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     return nextok__clone_params(s, sizeof(struct nextok__p_top_k), out);

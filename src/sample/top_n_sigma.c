@@ -41,7 +41,6 @@ static const char *sigma_name(const struct nextok_sampler *s)
     return "top-n-sigma";
 }
 
-
 static nextok_status sigma_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     return nextok__clone_params(s, sizeof(struct nextok__p_sigma), out);

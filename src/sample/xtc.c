@@ -37,7 +37,6 @@ static const char *xtc_name(const struct nextok_sampler *s)
     return "xtc";
 }
 
-
 static nextok_status xtc_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     return nextok__clone_params(s, sizeof(struct nextok__p_xtc), out);
