@@ -93,19 +93,15 @@ static void radix_pass(const uint64_t *src, uint64_t *dst, size_t n, unsigned sh
 }
 
 /*
- * NULL when cur is in id order already (the index is the rank); else fill
- * d->key with (id << 32 | index) in id-ascending order: O(n) LSD radix
- * sort on the id bits, only as many 11-bit passes as the largest id needs
- * (ids are unique, so stability across equal ids never matters). Returns the
- * buffer holding the result.
+ * cur (not in id order) as d->key = (id << 32 | index) in id-ascending
+ * order: O(n) LSD radix sort on the id bits, only as many 11-bit passes as
+ * the largest id needs (ids are unique, so stability across equal ids never
+ * matters). Returns the buffer holding the result.
  */
 static const uint64_t *id_order(struct nextok__catdraw *d,
                                 const struct nextok_token_data_array *cur)
 {
     const size_t n = cur->size;
-    size_t up = 1; /* the array is usually in id order already (compactions, stable filters) */
-    while (up < n && cur->data[up].id > cur->data[up - 1].id) up++;
-    if (up >= n) return NULL;
     uint64_t max_id = 0;
     for (size_t i = 0; i < n; i++) {
         const uint64_t id = (uint32_t)cur->data[i].id;
@@ -143,15 +139,26 @@ bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_toke
 {
     const size_t n = cur->size;
     if (!catdraw_reserve(d, n)) return false;
-    const uint64_t *order = id_order(d, cur);
-    d->order = order;
-    float m = -INFINITY;
+    /* The array is usually in id order already (compactions, stable
+     * filters): one copying pass that checks it, without a branch per
+     * candidate; otherwise the copy again in id order. */
+    const struct nextok_token_data *t = cur->data;
+    bool asc = true;
     for (size_t j = 0; j < n; j++) {
-        const struct nextok_token_data *t = &cur->data[order ? (uint32_t)order[j] : j];
-        d->ids[j] = t->id;
-        d->x[j] = t->logit;
-        m = t->logit > m ? t->logit : m; /* finite logits; the sign of a zero m changes no weight */
+        d->ids[j] = t[j].id;
+        d->x[j] = t[j].logit;
+        asc &= j == 0 || t[j].id > t[j - 1].id;
     }
+    const uint64_t *order = asc ? NULL : id_order(d, cur);
+    d->order = order;
+    for (size_t j = 0; order && j < n; j++) {
+        d->ids[j] = t[(uint32_t)order[j]].id;
+        d->x[j] = t[(uint32_t)order[j]].logit;
+    }
+    /* finite logits (no NaN to report); the sign of a zero maximum changes
+     * no weight. The kernel's independent lanes instead of one max chain. */
+    int nf = 0;
+    const float m = n ? nextok__kernels()->max(d->x, NEXTOK_DTYPE_F32, n, &nf) : -INFINITY;
     const struct nextok__wref ref = nextok__wref_of(m);
     nextok__kernels()->expw(d->x, n, &ref, d->w); /* bit-identical in every ISA */
     const size_t nb = nextok__wset_sparse(d->ids, d->w, n, d->bsum, d->bstart);
