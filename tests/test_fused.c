@@ -370,6 +370,138 @@ TEST(test_fused_min_p_top_k_boundary)
         }
 }
 
+/*
+ * min-p (temperature, dist) when the row's largest values belong to touched
+ * ids: a logit bias moves them down (below, into or above the untouched
+ * values' reach) or bans them, so the row's maximum is not the candidates'
+ * maximum and the threshold taken from the row is too high. The fused path
+ * must find the candidates' maximum all the same (with and without
+ * overrides left: banned ids leave none).
+ */
+TEST(test_fused_min_p_touched_top)
+{
+    static float row[20000];
+    static uint16_t half[20000];
+    static struct nextok_token_data o1[20000], o2[20000];
+    int fused = 0, runs = 0;
+    for (int rep = 0; rep < scale() + 8; rep++)
+        for (int dt = 0; dt < 3; dt++) {
+            const size_t V = (size_t)(int[]){2, 64, 999, 20000}[pick(4)];
+            const float t = (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)];
+            const float mp = (float[]){0.05f, 0.3f, 0.9f}[pick(3)];
+            for (size_t i = 0; i < V; i++) row[i] = gauss();
+            struct nextok_logit_bias lb[4];
+            const size_t g = 1 + pick(V < 4 ? V - 1 : 4);
+            const bool ban = pick(3) == 0;
+            for (size_t j = 0; j < g; j++) { /* distinct ids: j-th of g evenly spread */
+                const int32_t id = (int32_t)(j * (V / g) + pick(V / g));
+                row[id] = 20.0f + (float)unif() * 5.0f;
+                lb[j] = (struct nextok_logit_bias){id, ban ? -INFINITY : -(float)(18.0 + unif() * 30.0)};
+            }
+            struct nextok_chain_params cp = nextok_chain_default_params();
+            cp.n_vocab = (int32_t)V;
+            struct nextok_chain *fa = NULL, *pl = NULL;
+            CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+            struct nextok_sampler *s = NULL;
+            CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, g, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_min_p(&s, mp, 1, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_dist(&s, 5 + (uint64_t)rep, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_chain_clone(fa, &pl));
+            nextok_chain_set_observer(pl, observe, NULL);
+            const void *r = as_dtype(row, V, (enum nextok_dtype)dt, half);
+            char what[96];
+            snprintf(what, sizeof what, "min-p touched top V %zu g %zu ban %d t %g p %g dt %d", V, g,
+                     (int)ban, (double)t, (double)mp, dt);
+            int32_t tok;
+            if (g < V) { /* banning every id leaves nothing to sample */
+                compare_step(fa, pl, r, (enum nextok_dtype)dt, V, o1, o2, &tok, what);
+                fused += nextok_chain_last_fused(fa);
+                runs++;
+            }
+            nextok_chain_free(fa);
+            nextok_chain_free(pl);
+        }
+    printf("  %d min-p rows with touched top values, %d fused\n", runs, fused);
+    CHECK(fused == runs && runs > 0);
+}
+
+/*
+ * top-p whose p sits at, or a relative 2^-22 .. 2^-15 and a few ulp
+ * around, the cumulative probability of one of the top candidates of a
+ * peaked row: the fused path decides such rows
+ * from the few heavy candidates and a bound on the total mass when the bound
+ * allows, and runs the full crossing search when it does not; either way the
+ * plain chain's survivors, p and token. p comes from a double softmax here
+ * (only to aim at the boundary; the comparison is with the chain).
+ */
+TEST(test_fused_top_p_heavy_boundary)
+{
+    static float row[20000];
+    static uint16_t half[20000];
+    static struct nextok_token_data o1[20000], o2[20000];
+    static double e[20000];
+    int fused = 0, runs = 0;
+    for (int rep = 0; rep < scale() + 8; rep++)
+        for (int dt = 0; dt < 3; dt++) {
+            const size_t V = (size_t)(int[]){999, 4097, 20000}[pick(3)];
+            const float t = (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)];
+            const size_t g = 1 + pick(6);
+            for (size_t i = 0; i < V; i++) row[i] = gauss();
+            for (size_t j = 0; j < g; j++) row[pick(V)] = 10.0f + (float)unif() * 6.0f;
+            as_dtype(row, V, (enum nextok_dtype)dt, half);
+            for (size_t i = 0; dt && i < V; i++) /* the values the chain sees */
+                row[i] = dt == NEXTOK_DTYPE_F16 ? nextok_f16_to_f32(half[i]) : nextok_bf16_to_f32(half[i]);
+            double m = -INFINITY, z = 0.0;
+            for (size_t i = 0; i < V; i++) m = row[i] / t > m ? row[i] / t : m;
+            for (size_t i = 0; i < V; i++) z += e[i] = exp(row[i] / t - m);
+            /* the cumulative probability of the top j candidates, j random */
+            const size_t j = 1 + pick(g);
+            double cum = 0.0;
+            for (size_t k = 0; k < j; k++) {
+                size_t best = 0;
+                for (size_t i = 1; i < V; i++) best = e[i] > e[best] ? i : best;
+                cum += e[best] / z;
+                e[best] = -1.0;
+            }
+            /* relative offsets inside and outside the bound's margin (2^-19) */
+            const double off = (double[]){0.0, 0x1p-22, -0x1p-22, 0x1p-18, -0x1p-18, 0x1p-15, -0x1p-15}[pick(7)];
+            float p = (float)(cum * (1.0 + off));
+            for (int u = (int)pick(5) - 2; u != 0; u += u > 0 ? -1 : 1)
+                p = nextafterf(p, u > 0 ? INFINITY : 0.0f);
+            if (!(p > 0.0f && p < 1.0f)) continue;
+            struct nextok_chain_params cp = nextok_chain_default_params();
+            cp.n_vocab = (int32_t)V;
+            struct nextok_chain *fa = NULL, *pl = NULL;
+            CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+            struct nextok_sampler *s = NULL;
+            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_top_p(&s, p, (enum nextok_ties)pick(2), 1, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_dist(&s, 17 + (uint64_t)rep, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_chain_clone(fa, &pl));
+            nextok_chain_set_observer(pl, observe, NULL);
+            const void *r = as_dtype(row, V, (enum nextok_dtype)dt, half);
+            char what[96];
+            snprintf(what, sizeof what, "top-p heavy V %zu g %zu j %zu t %g p %.9g dt %d", V, g, j,
+                     (double)t, (double)p, dt);
+            int32_t tok;
+            compare_step(fa, pl, r, (enum nextok_dtype)dt, V, o1, o2, &tok, what);
+            fused += nextok_chain_last_fused(fa);
+            runs++;
+            nextok_chain_free(fa);
+            nextok_chain_free(pl);
+        }
+    printf("  %d top-p rows aimed at a boundary, %d fused\n", runs, fused);
+    CHECK(fused == runs && runs > 0);
+}
+
 /* The fused path actually runs on the standard profiles. */
 TEST(test_fused_is_used)
 {
@@ -667,6 +799,8 @@ int main(void)
     RUN(test_fused_random_configs);
     RUN(test_fused_manual_chains);
     RUN(test_fused_min_p_top_k_boundary);
+    RUN(test_fused_min_p_touched_top);
+    RUN(test_fused_top_p_heavy_boundary);
     RUN(test_fused_is_used);
     RUN(test_fused_sigma_straddle);
     return harness_done();

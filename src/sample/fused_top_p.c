@@ -80,6 +80,14 @@ static inline uint32_t tp_bucket(const struct nextok__fused *f, int32_t kbase, f
 
 static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t B);
 
+/* The processed value whose canonical weight is Z / 4096: at most about
+ * 4096 candidates reach it (+inf when Z is 0 or inf: nothing is heavy). */
+static double tp_heavy_value(const struct nextok__fused *f)
+{
+    const double vh = (double)f->dref.c + (double)f->dref.n * 0.6931471805599453 + log(f->dz / 4096.0);
+    return vh == vh ? vh : INFINITY;
+}
+
 /* Four processed thresholds, descending, around the value where the mass
  * from the top crosses p, from an estimate of the mass above each bucket:
  * the heavy candidates (weight >= Z / 4096, found from the group maxima:
@@ -94,8 +102,7 @@ static void tp_window(struct run *r, float p, float th[4])
     double *h = f->tpw, *hl = f->tpw + HBINS; /* heavy (exact), light (sampled) */
     memset(f->tpw, 0, 2 * HBINS * sizeof *f->tpw);
     const double z = f->dz;
-    double vh = (double)f->dref.c + (double)f->dref.n * 0.6931471805599453 + log(z / 4096.0);
-    if (!(vh == vh)) vh = INFINITY; /* (z = 0 or inf: nothing is heavy) */
+    const double vh = tp_heavy_value(f);
     dense_compact(r, vh);
     double heavy = 0.0, light = 0.0;
     for (size_t i = 0; i < r->nc; i++) {
@@ -155,6 +162,82 @@ static void tp_masses(const struct run *r, float scale, const float th[4], uint6
         for (int j = 0; j < 4; j++)
             if (v >= th[j]) q[1 + j] += m, cnt[1 + j] += c1;
     }
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+#define TP_HEAVY_MAX 512 /* heavy candidates worth sorting for the shortcut */
+
+/*
+ * The crossing among the heavy candidates, without the mass pass. Q enters
+ * the cut only through target = ceil(p Q), and Z bounds Q: with S the exact
+ * sum of the weights (in dw's units), S 2^s - n < Q <= S 2^s (each floor
+ * loses less than 1), and Z differs from S by the float lane sums' rounding
+ * (3 roundings of a lane's 4 terms, 2^-22 relative) and the double sums'
+ * (below 2^-28 for any vocabulary): |Z - S| < 2^-21 S. So target lies in [t_lo, t_hi] from bounds with a
+ * margin of 2^-19. The heavy candidates (weight >= Z / 4096: every
+ * candidate at or above a value, so they are the head of the sorted order)
+ * are sorted and walked with exact masses; when the first prefix whose mass
+ * reaches t_hi is also the first that reaches t_lo, every target in the
+ * interval crosses at the same candidate, the chain's. On peaked rows (the
+ * mass in a few high values) that is the usual case and the row needs no
+ * pass beyond the weights; otherwise false, and the full path runs.
+ * *L, *cut, *n_keep as fuse_top_p's walk leaves them.
+ */
+static bool tp_heavy_cross(struct run *r, float p, float scale, bool keep_ties, float *L,
+                           int32_t *cut, size_t *n_keep)
+{
+    struct nextok__fused *f = r->f;
+    const double zs = f->dz * (double)scale; /* Z in mass units, < 2^62 */
+    if (!(zs > 0.0 && zs < 0x1p62)) return false;
+    const double vh = tp_heavy_value(f);
+    dense_compact(r, vh);
+    const float vhf = float_ceil(vh);
+    size_t extra = 0;
+    for (size_t j = 0; j < f->n_ov; j++) extra += P(f->ov[j].logit, r->t) >= vhf;
+    const size_t n = r->nc + extra;
+    if (n == 0 || n > TP_HEAVY_MAX) return false;
+    for (size_t i = 0; i < r->nc; i++) f->cvals[i] = P(f->cvals[i], r->t);
+    size_t i = r->nc, k = n; /* the overrides merged in id order, from the back */
+    for (size_t j = f->n_ov; j-- > 0 && extra > 0;) {
+        const float x = P(f->ov[j].logit, r->t);
+        if (!(x >= vhf)) continue;
+        for (; i > 0 && f->cids[i - 1] > f->ov[j].id; k--, i--) {
+            f->cids[k - 1] = f->cids[i - 1];
+            f->cvals[k - 1] = f->cvals[i - 1];
+        }
+        k--;
+        f->cids[k] = f->ov[j].id;
+        f->cvals[k] = x;
+        extra--;
+    }
+    /* sorted order: value descending, then id ascending (= index ascending) */
+    for (size_t j = 0; j < n; j++) f->cq[j] = (uint64_t)~tp_key(f->cvals[j]) << 32 | j;
+    nextok__sort(f->cq, n, sizeof *f->cq, cmp_u64);
+    const double lo = zs * (1.0 - 0x1p-19) - (double)r->n_set - 1.0, hi = zs * (1.0 + 0x1p-19) + 1.0;
+    const uint64_t t_lo = nextok__mass_target(p, lo > 0.0 ? (uint64_t)lo : 0);
+    const uint64_t t_hi = nextok__mass_target(p, (uint64_t)hi);
+    uint64_t above = 0;
+    for (size_t j = 0; j < n; j++) {
+        const size_t at = (uint32_t)f->cq[j];
+        const uint64_t m = nextok__mass_q(f->dw[f->cids[at]], scale);
+        if (above + m < t_hi) {
+            above += m;
+            continue;
+        }
+        if (above >= t_lo) return false; /* a target in the interval crosses earlier */
+        *L = f->cvals[at];
+        *cut = keep_ties ? INT32_MAX : f->cids[at];
+        size_t e = j + 1; /* keep-ties: every candidate of the value L */
+        while (keep_ties && e < n && f->cvals[(uint32_t)f->cq[e]] == *L) e++;
+        *n_keep = e;
+        return true;
+    }
+    return false;
 }
 
 /* The crossing bucket: from the top, the first bucket b with above + hq[b] >=
@@ -360,6 +443,9 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
     dense_draw(c, r, seed);
 }
 
+static void tp_full_cross(struct run *r, const struct nextok__p_top_p *q, float scale, size_t mk,
+                          float *L, int32_t *cut, size_t *n_keep);
+
 /* top-p as the first filter; `dist_seed` non-NULL: dist follows and ends the
  * chain (drawn densely). Fewer survivors than min_keep: the top min_keep (and
  * ties in keep mode), as top_p.c. */
@@ -372,6 +458,29 @@ bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_to
     /* masses of the canonical weights: dw is them times 2^dN */
     const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
     const size_t mk = q->min_keep ? q->min_keep : 1;
+    float L;
+    int32_t cut;
+    size_t n_keep;
+    if (!tp_heavy_cross(r, q->p, scale, q->ties == NEXTOK_TIES_KEEP, &L, &cut, &n_keep))
+        tp_full_cross(r, q, scale, mk, &L, &cut, &n_keep);
+    if (n_keep < mk) {
+        return fuse_top_k(c, r, mk < r->n_set ? mk : r->n_set, q->ties == NEXTOK_TIES_KEEP);
+    }
+    if (!dist_seed) {
+        tp_emit(c, r, L, cut);
+        return true;
+    }
+    tp_dense_draw(c, r, L, cut, *dist_seed);
+    *drawn = true;
+    return true;
+}
+
+/* The crossing by the estimate's thresholds, the exact masses above them,
+ * and the refinement of the band they leave (the top of this file). */
+static void tp_full_cross(struct run *r, const struct nextok__p_top_p *q, float scale, size_t mk,
+                          float *Lo, int32_t *cuto, size_t *n_keepo)
+{
+    struct nextok__fused *f = r->f;
     float th[4];
     uint64_t qa[5], ca[5];
     tp_window(r, q->p, th);
@@ -393,15 +502,8 @@ bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_to
         cut = f->cids[j];
         n_keep = n_above + j + 1;
     }
-    if (n_keep < mk) {
-        return fuse_top_k(c, r, mk < r->n_set ? mk : r->n_set, q->ties == NEXTOK_TIES_KEEP);
-    }
-    if (!dist_seed) {
-        tp_emit(c, r, L, cut);
-        return true;
-    }
-    tp_dense_draw(c, r, L, cut, *dist_seed);
-    *drawn = true;
-    return true;
+    *Lo = L;
+    *cuto = cut;
+    *n_keepo = n_keep;
 }
 

@@ -54,11 +54,22 @@ size_t nextok__wset_sparse(const int32_t *ids, const float *w, size_t n, double 
     return nb;
 }
 
-/* Running sums from block `from` on: cum[k] = cum[k-1] + bsum[k]. Returns Z. */
+/* Running sums from block `from` on: cum[k] = cum[k-1] + bsum[k]. Returns Z.
+ * Runs of blocks of sum 0 (a cut row: most of it) only copy the running sum:
+ * adding +0 to a sum >= +0 returns it unchanged, and the copies do not wait
+ * on the chain of additions. */
 double nextok__wset_cum(const double *bsum, size_t from, size_t nb, double *cum)
 {
     double acc = from ? cum[from - 1] : 0.0;
-    for (size_t k = from; k < nb; k++) cum[k] = acc += bsum[k];
+    size_t k = from;
+    for (; k + 4 <= nb; k += 4) {
+        if (bsum[k] == 0.0 && bsum[k + 1] == 0.0 && bsum[k + 2] == 0.0 && bsum[k + 3] == 0.0) {
+            cum[k] = cum[k + 1] = cum[k + 2] = cum[k + 3] = acc;
+            continue;
+        }
+        for (size_t j = k; j < k + 4; j++) cum[j] = acc += bsum[j];
+    }
+    for (; k < nb; k++) cum[k] = acc += bsum[k];
     return nb ? cum[nb - 1] : 0.0;
 }
 
