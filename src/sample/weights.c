@@ -62,12 +62,18 @@ double nextok__wset_cum(const double *bsum, size_t from, size_t nb, double *cum)
 {
     double acc = from ? cum[from - 1] : 0.0;
     size_t k = from;
-    for (; k + 4 <= nb; k += 4) {
-        if (bsum[k] == 0.0 && bsum[k + 1] == 0.0 && bsum[k + 2] == 0.0 && bsum[k + 3] == 0.0) {
-            cum[k] = cum[k + 1] = cum[k + 2] = cum[k + 3] = acc;
+    for (; k + 8 <= nb; k += 8) {
+        uint64_t any = 0; /* the bits of eight sums or-ed: 0 iff all are +0 */
+        for (size_t j = k; j < k + 8; j++) {
+            uint64_t u;
+            memcpy(&u, &bsum[j], sizeof u);
+            any |= u;
+        }
+        if (any == 0) {
+            for (size_t j = k; j < k + 8; j++) cum[j] = acc;
             continue;
         }
-        for (size_t j = k; j < k + 4; j++) cum[j] = acc += bsum[j];
+        for (size_t j = k; j < k + 8; j++) cum[j] = acc += bsum[j];
     }
     for (; k < nb; k++) cum[k] = acc += bsum[k];
     return nb ? cum[nb - 1] : 0.0;
