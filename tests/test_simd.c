@@ -232,6 +232,52 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
                       !memcmp(c1, cw, sizeof cw),
                   "%s mass_above kind %d dt %d n %zu", g_k->name, kind, dt, n);
     }
+    { /* mass_band: the sums at two thresholds from the row (or ±inf) and the
+       * band's elements in order; room for all of them or for a few (the
+       * count is the whole band's either way) */
+        static float w[MAXN], v0[MAXN + 16], v1[MAXN + 16];
+        static int32_t i0[MAXN + 16], i1[MAXN + 16];
+        for (size_t i = 0; i < n; i++) w[i] = (next_u64() % 16 == 0) ? fabsf(special_value()) : (float)unif() * 1.9f;
+        float hi = n ? g_refrow[next_u64() % n] : 0.0f, lo = n ? g_refrow[next_u64() % n] : 0.0f;
+        if (lo > hi) {
+            const float t = lo;
+            lo = hi, hi = t;
+        }
+        if (next_u64() % 4 == 0) hi = INFINITY;
+        if (next_u64() % 4 == 0) lo = -INFINITY;
+        const float scale = 0x1p40f;
+        static float gmax[MAXN / NEXTOK__BMAX_IDS + 1];
+        for (size_t i = 0; i < n; i++) {
+            float *m = gmax + i / NEXTOK__BMAX_IDS;
+            if (i % NEXTOK__BMAX_IDS == 0) *m = -INFINITY;
+            if (g_refrow[i] > *m) *m = g_refrow[i];
+        }
+        const bool hint = next_u64() & 1, counts = next_u64() & 1;
+        const size_t cap = next_u64() & 1 ? n : (size_t)(next_u64() % 8);
+        uint64_t q0[3], c0[3], q1[3], c1[3], qw[3] = {0}, cw[3] = {0};
+        const int32_t base = 1000;
+        const size_t n0 = r->mass_band(row, dt, n, w, scale, hi, lo, NULL, 0.0f, q0, c0, base, i0, v0, cap);
+        /* the hint's promise: no element >= either threshold in a group below gth */
+        const float gth = isnan(lo) ? (isnan(hi) ? INFINITY : hi) : lo;
+        const size_t n1 = g_k->mass_band(row, dt, n, w, scale, hi, lo, hint ? gmax : NULL, gth, q1,
+                                         counts ? c1 : NULL, base, i1, v1, cap);
+        size_t nw = 0;
+        bool ok = true;
+        for (size_t i = 0; i < n; i++) {
+            const float x = g_refrow[i];
+            const uint64_t m = nextok__mass_q(w[i], scale);
+            qw[0] += m, cw[0]++;
+            if (x >= hi) qw[1] += m, cw[1]++;
+            if (x >= lo) qw[2] += m, cw[2]++;
+            if (!(x >= lo && !(x >= hi))) continue;
+            if (nw < cap) ok = ok && i0[nw] == base + (int32_t)i && i1[nw] == i0[nw] && same_float(v0[nw], x) &&
+                               same_float(v1[nw], x);
+            nw++;
+        }
+        ok = ok && n0 == nw && n1 == nw && !memcmp(q0, qw, sizeof qw) && !memcmp(q1, qw, sizeof qw) &&
+             !memcmp(c0, cw, sizeof cw) && (!counts || !memcmp(c1, cw, sizeof cw));
+        CHECK_MSG(ok, "%s mass_band kind %d dt %d n %zu cap %zu", g_k->name, kind, dt, n, cap);
+    }
 
     { /* sum_sq: the max and the non-finite flag exactly (every row kind);
        * the sums of finite rows within the kernel's documented error, K

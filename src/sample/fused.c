@@ -351,6 +351,46 @@ float float_ceil(double d)
 /* ---- candidate collection ---------------------------------------------------------- */
 
 
+/* Drop the ids listed in touched[0..nt) (ascending; they come from the
+ * overrides) from ids/vals[0..n) (ascending). Per touched id, a galloping
+ * search in the compacted ids and one block move of the run before it:
+ * O(nt log n) compares and no per-candidate branch or mask lookup (flat
+ * rows compact thousands of candidates). Returns the new count. */
+size_t drop_touched(int32_t *ids, float *vals, size_t n, const int32_t *touched, size_t nt)
+{
+    size_t j = 0, i = 0;
+    for (size_t t = 0; t < nt && i < n; t++) {
+        const int32_t id = touched[t];
+        if (ids[n - 1] < id) break;
+        size_t lo = i, step = 1;
+        while (lo + step < n && ids[lo + step] < id) {
+            lo += step;
+            step *= 2;
+        }
+        size_t hi = lo + step < n ? lo + step : n; /* ids[hi] >= id or hi == n */
+        if (ids[lo] >= id) hi = lo;
+        else
+            while (hi - lo > 1) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (ids[mid] < id) lo = mid;
+                else hi = mid;
+            }
+        /* [i, hi) < id; hi == n or ids[hi] >= id */
+        if (hi == n || ids[hi] != id) continue;
+        if (j != i) {
+            memmove(ids + j, ids + i, (hi - i) * sizeof *ids);
+            memmove(vals + j, vals + i, (hi - i) * sizeof *vals);
+        }
+        j += hi - i;
+        i = hi + 1;
+    }
+    if (j != i) {
+        memmove(ids + j, ids + i, (n - i) * sizeof *ids);
+        memmove(vals + j, vals + i, (n - i) * sizeof *vals);
+    }
+    return j + (n - i);
+}
+
 /* Compact raw >= tau, drop touched ids (they come from the overrides).
  * false: a non-finite value is in the row. */
 static bool compact(struct run *r, float tau)
@@ -359,45 +399,7 @@ static bool compact(struct run *r, float tau)
     int nf = 0;
     size_t n = r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
     if (nf) return false;
-    if (r->n_touched > 0) {
-        /* both id lists ascend (apply_overrides sorted the touched ids): a
-         * merge, no random reads of the touched-mask */
-        /* per touched id, a galloping search in the compacted ids and one
-         * block move of the run before it: O(touched · log n) compares and
-         * no per-candidate branch (flat rows compact ~1000 candidates) */
-        size_t j = 0, i = 0;
-        for (size_t t = 0; t < r->n_touched && i < n; t++) {
-            const int32_t id = f->touched[t];
-            if (f->cids[n - 1] < id) break;
-            size_t lo = i, step = 1;
-            while (lo + step < n && f->cids[lo + step] < id) {
-                lo += step;
-                step *= 2;
-            }
-            size_t hi = lo + step < n ? lo + step : n; /* cids[hi] >= id or hi == n */
-            if (f->cids[lo] >= id) hi = lo;
-            else
-                while (hi - lo > 1) {
-                    const size_t mid = lo + (hi - lo) / 2;
-                    if (f->cids[mid] < id) lo = mid;
-                    else hi = mid;
-                }
-            /* [i, hi) < id; hi == n or cids[hi] >= id */
-            if (hi == n || f->cids[hi] != id) continue;
-            if (j != i) {
-                memmove(f->cids + j, f->cids + i, (hi - i) * sizeof *f->cids);
-                memmove(f->cvals + j, f->cvals + i, (hi - i) * sizeof *f->cvals);
-            }
-            j += hi - i;
-            i = hi + 1;
-        }
-        if (j != i) {
-            memmove(f->cids + j, f->cids + i, (n - i) * sizeof *f->cids);
-            memmove(f->cvals + j, f->cvals + i, (n - i) * sizeof *f->cvals);
-        }
-        n = j + (n - i);
-    }
-    r->nc = n;
+    r->nc = drop_touched(f->cids, f->cvals, n, f->touched, r->n_touched);
     r->tau = tau;
     return true;
 }

@@ -277,6 +277,8 @@ static float tp_raw_below(float v, float t)
 /* Candidates with processed values in [vlo, vhi): ids (ascending) in cids,
  * values in cvals, masses in cq. Returns the count. The untouched ones come
  * from one range compaction of the raw values that map into it. */
+static size_t tp_merge_overrides(struct run *r, size_t n, float vlo, float vhi, float scale);
+
 static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
 {
     struct nextok__fused *f = r->f;
@@ -296,7 +298,15 @@ static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
         n += !f->tmask[f->cids[i]];
     }
     for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
-    /* overrides in the range, merged in id order from the back */
+    return tp_merge_overrides(r, n, vlo, vhi, scale);
+}
+
+/* The overrides with processed values in [vlo, vhi) merged, in id order
+ * from the back, into the n gathered candidates (cids, cvals, cq). Returns
+ * the count. */
+static size_t tp_merge_overrides(struct run *r, size_t n, float vlo, float vhi, float scale)
+{
+    struct nextok__fused *f = r->f;
     size_t extra = 0;
     for (size_t j = 0; j < f->n_ov; j++) {
         const float x = P(f->ov[j].logit, r->t);
@@ -349,10 +359,49 @@ static size_t tp_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsig
     return j;
 }
 
+#define TP_SMALL 32 /* candidates few enough to order directly */
+
+/* tp_refine_all's end for n <= TP_SMALL candidates: their keys ordered
+ * (insertion), the walk by value from the top to L, then L's candidates
+ * kept in place (id order). */
+static size_t tp_refine_small(struct nextok__fused *f, size_t n, uint64_t target, uint64_t *above,
+                              size_t *n_above)
+{
+    uint64_t ord[TP_SMALL]; /* key << 32 | index, descending */
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t o = (uint64_t)tp_key(f->cvals[i]) << 32 | i;
+        size_t j = i;
+        for (; j > 0 && ord[j - 1] < o; j--) ord[j] = ord[j - 1];
+        ord[j] = o;
+    }
+    uint32_t lk = (uint32_t)(ord[n - 1] >> 32); /* not reached: the mass reaches the target */
+    for (size_t i = 0; i < n;) {
+        const uint32_t k = (uint32_t)(ord[i] >> 32);
+        uint64_t m = 0;
+        size_t e = i;
+        for (; e < n && (uint32_t)(ord[e] >> 32) == k; e++) m += f->cq[(uint32_t)ord[e]];
+        if (*above + m >= target) {
+            lk = k;
+            break;
+        }
+        *above += m;
+        *n_above += e - i;
+        i = e;
+    }
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tp_key(f->cvals[i]) != lk) continue;
+        f->cids[j] = f->cids[i];
+        f->cvals[j] = f->cvals[i];
+        f->cq[j++] = f->cq[i];
+    }
+    return j;
+}
+
 /* Refine the gathered candidates (n >= 1) down to the one value L where the
- * mass from the top crosses target: buckets of 11 key bits over the keys'
- * own range, so a narrow band (the usual gather) needs two levels, and the
- * first one splits it. */
+ * mass from the top crosses target: buckets over the keys' own range, about
+ * one per four candidates (at most 11 key bits a level), until few enough
+ * are left to order directly. */
 static size_t tp_refine_all(struct nextok__fused *f, size_t n, uint64_t target, uint64_t *above,
                             size_t *n_above)
 {
@@ -364,13 +413,16 @@ static size_t tp_refine_all(struct nextok__fused *f, size_t n, uint64_t target, 
     }
     unsigned bits = 0; /* bit length of the keys' range */
     while (bits < 32 && ((hi - lo) >> bits) != 0) bits++;
-    unsigned shift = bits > 11 ? bits - 11 : 0;
     uint32_t span = hi - lo; /* the keys lie in [lo, lo + span] */
     for (;;) {
+        if (n <= TP_SMALL) return tp_refine_small(f, n, target, above, n_above);
+        unsigned b = 4; /* bits of this level: 2^b buckets, about n / 4 */
+        while (b < 11 && ((size_t)1 << (b + 2)) < n) b++;
+        const unsigned shift = bits > b ? bits - b : 0;
         n = tp_refine(f, n, &lo, shift, (span >> shift) + 1, target, above, n_above);
         if (shift == 0) return n;
         span = ((uint32_t)1 << shift) - 1;
-        shift = shift > 11 ? shift - 11 : 0;
+        bits = shift;
     }
 }
 
@@ -446,6 +498,127 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
 static void tp_full_cross(struct run *r, const struct nextok__p_top_p *q, float scale, size_t mk,
                           float *L, int32_t *cut, size_t *n_keep);
 
+#define TP_NARROW_MIN 256 /* fewer gathered candidates: straight to the buckets */
+
+/* The interval the candidates were gathered from: processed values [lo,
+ * hi) and the sum of their masses. */
+struct tp_interval {
+    float lo, hi;
+    uint64_t mass;
+};
+
+/*
+ * One interpolation step before the buckets: the crossing's place in the
+ * gathered interval [lo, hi) (mass: its candidates' masses), taken as if
+ * that mass were spread evenly over the values, and a window of 6 % of the range around it. One
+ * branch-free pass sums the masses above the window and copies the window's
+ * candidates behind the list (which stays whole); when the crossing is
+ * inside, the window becomes the list (a few % of it, with above / n_above
+ * moved past what lies over it), else the list is kept. Only speed depends
+ * on the guess.
+ */
+static size_t tp_narrow(struct nextok__fused *f, size_t n, const struct tp_interval *iv,
+                        uint64_t target, uint64_t *above, size_t *n_above)
+{
+    const float lo = iv->lo, hi = iv->hi;
+    const uint64_t mass = iv->mass;
+    if (n < TP_NARROW_MIN || n > (size_t)f->n_vocab / 2) return n; /* the copies need room behind */
+    if (!(hi > lo && lo > -INFINITY && hi < INFINITY) || mass == 0 || target <= *above) return n;
+    const double phi = (double)(target - *above) / (double)mass; /* in (0, 1] */
+    const double at = (double)hi - phi * ((double)hi - (double)lo), half = 0.03 * ((double)hi - (double)lo);
+    const float whi = (float)(at + half), wlo = (float)(at - half);
+    uint64_t m_over = 0, m_in = 0;
+    size_t c_over = 0, m = n;
+    for (size_t i = 0; i < n; i++) {
+        const float v = f->cvals[i];
+        const uint64_t q = f->cq[i];
+        const bool over = v >= whi, in = !over && v >= wlo;
+        m_over += over ? q : 0;
+        c_over += over;
+        m_in += in ? q : 0;
+        f->cids[m] = f->cids[i];
+        f->cvals[m] = v;
+        f->cq[m] = q;
+        m += in;
+    }
+    if (!(*above + m_over < target && *above + m_over + m_in >= target)) return n;
+    memmove(f->cids, f->cids + n, (m - n) * sizeof *f->cids);
+    memmove(f->cvals, f->cvals + n, (m - n) * sizeof *f->cvals);
+    memmove(f->cq, f->cq + n, (m - n) * sizeof *f->cq);
+    *above += m_over;
+    *n_above += c_over;
+    return m - n;
+}
+
+/* The gathered candidates of the crossing's interval (n >= 1; `above` /
+ * `n_above`: the mass and count over it) refined to the value L, and the
+ * walk through L's candidates (ids ascending, equal masses). */
+static void tp_finish(struct nextok__fused *f, size_t n, const struct tp_interval *iv,
+                      uint64_t target, uint64_t above, size_t n_above, bool keep_ties, float *L,
+                      int32_t *cut, size_t *n_keep)
+{
+    n = tp_narrow(f, n, iv, target, &above, &n_above);
+    n = tp_refine_all(f, n, target, &above, &n_above);
+    *L = f->cvals[0];
+    *cut = INT32_MAX;
+    *n_keep = n_above + n;
+    if (!keep_ties) {
+        size_t j = 0;
+        while (above + f->cq[j] < target) above += f->cq[j++];
+        *cut = f->cids[j];
+        *n_keep = n_above + j + 1;
+    }
+}
+
+/*
+ * One interval [vlo, vhi) of the estimate in one pass (the usual case on
+ * rows whose crossing lies in the bulk): the exact total, the masses above
+ * both ends, and the interval's candidates (mass_band), then tp_masses' and
+ * tp_gather's corrections for the touched ids. Returns 0 when the crossing
+ * is inside (and finished), 1 when it lies above vhi, -1 below vlo, 2 when
+ * the interval is empty or unbounded (not tried).
+ */
+static int tp_band_cross(struct run *r, const struct nextok__p_top_p *q, float scale, size_t mk,
+                         float vhi, float vlo, float *L, int32_t *cut, size_t *n_keep)
+{
+    struct nextok__fused *f = r->f;
+    if (!(vlo < vhi) || vlo == -INFINITY) return 2;
+    const float rhi = preimage(vhi, r->t), rlo = preimage(vlo, r->t);
+    uint64_t qb[3], cb[3] = {0, 0, 0};
+    size_t nb = r->k->mass_band(r->row, r->dt, r->V, f->dw, scale, rhi, rlo, f->dbmax, vlo, qb,
+                                mk > 1 ? cb : NULL, 0, f->cids, f->cvals, r->V);
+    const uint64_t c1 = mk > 1;
+    for (size_t t = 0; t < r->n_touched; t++) { /* as tp_masses */
+        const size_t id = (size_t)f->touched[t];
+        const float x = nextok__row_get(r->row, r->dt, id);
+        const uint64_t m = nextok__mass_q(f->dw[id], scale);
+        qb[0] -= m, cb[0] -= c1;
+        if (x >= rhi) qb[1] -= m, cb[1] -= c1;
+        if (x >= rlo) qb[2] -= m, cb[2] -= c1;
+    }
+    for (size_t t = 0; t < f->n_ov; t++) {
+        const float v = P(f->ov[t].logit, r->t);
+        const uint64_t m = nextok__mass_q(f->dw[f->ov[t].id], scale);
+        qb[0] += m, cb[0] += c1;
+        if (v >= vhi) qb[1] += m, cb[1] += c1;
+        if (v >= vlo) qb[2] += m, cb[2] += c1;
+    }
+    const uint64_t target = nextok__mass_target(q->p, qb[0]);
+    if (qb[1] >= target) return 1;
+    if (qb[2] < target) return -1;
+    /* the interval's candidates: touched ids dropped, processed values and
+     * masses (independent iterations) */
+    size_t n = drop_touched(f->cids, f->cvals, nb, f->touched, r->n_touched);
+    for (size_t i = 0; i < n; i++) {
+        f->cvals[i] = P(f->cvals[i], r->t);
+        f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
+    }
+    n = tp_merge_overrides(r, n, vlo, vhi, scale);
+    const struct tp_interval iv = {vlo, vhi, qb[2] - qb[1]};
+    tp_finish(f, n, &iv, target, qb[1], (size_t)cb[1], q->ties == NEXTOK_TIES_KEEP, L, cut, n_keep);
+    return 0;
+}
+
 /* top-p as the first filter; `dist_seed` non-NULL: dist follows and ends the
  * chain (drawn densely). Fewer survivors than min_keep: the top min_keep (and
  * ties in keep mode), as top_p.c. */
@@ -484,26 +657,20 @@ static void tp_full_cross(struct run *r, const struct nextok__p_top_p *q, float 
     float th[4];
     uint64_t qa[5], ca[5];
     tp_window(r, q->p, th);
+    /* the inner interval, then the outer one on the side the crossing lies */
+    const int side = tp_band_cross(r, q, scale, mk, th[1], th[2], Lo, cuto, n_keepo);
+    if (side == 0) return;
+    if (side == 1 && tp_band_cross(r, q, scale, mk, th[0], th[1], Lo, cuto, n_keepo) == 0) return;
+    if (side == -1 && tp_band_cross(r, q, scale, mk, th[2], th[3], Lo, cuto, n_keepo) == 0) return;
     tp_masses(r, scale, th, qa, ca, mk > 1); /* with min_keep 1 the counts are not needed */
     const uint64_t target = nextok__mass_target(q->p, qa[0]);
     int j0 = 0; /* the crossing is in [th[j0], th[j0 - 1]) (th[-1] = +inf, th[4] = -inf) */
     while (j0 < 4 && qa[1 + j0] < target) j0++;
     uint64_t above = j0 ? qa[j0] : 0;
     size_t n_above = j0 ? (size_t)ca[j0] : 0;
-    size_t n = tp_gather(r, j0 < 4 ? th[j0] : -INFINITY, j0 ? th[j0 - 1] : INFINITY, scale);
-    n = tp_refine_all(f, n, target, &above, &n_above);
-    /* one value L left; its ids ascend (gathered in id order), equal masses */
-    const float L = f->cvals[0];
-    int32_t cut = INT32_MAX;
-    size_t n_keep = n_above + n;
-    if (q->ties != NEXTOK_TIES_KEEP) {
-        size_t j = 0;
-        while (above + f->cq[j] < target) above += f->cq[j++];
-        cut = f->cids[j];
-        n_keep = n_above + j + 1;
-    }
-    *Lo = L;
-    *cuto = cut;
-    *n_keepo = n_keep;
+    const struct tp_interval iv = {j0 < 4 ? th[j0] : -INFINITY, j0 ? th[j0 - 1] : INFINITY,
+                                   (j0 < 4 ? qa[1 + j0] : qa[0]) - above};
+    const size_t n = tp_gather(r, iv.lo, iv.hi, scale);
+    tp_finish(f, n, &iv, target, above, n_above, q->ties == NEXTOK_TIES_KEEP, Lo, cuto, n_keepo);
 }
 

@@ -123,6 +123,18 @@ struct nextok__kernels {
      * The result is the same with or without it. */
     void (*mass_above)(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
                        const float thr[4], const float *gmax, float gth, uint64_t q[5], uint64_t cnt[5]);
+    /* top-p's masses around one band (fused_top_p.c), with q_i as
+     * mass_above's: q[0] = the sum of every q_i, q[1] = the sum over x_i >=
+     * hi, q[2] = the sum over x_i >= lo (lo <= hi); cnt (if not NULL)
+     * likewise counts (NaN x_i: only in q[0] / cnt[0]). The band's elements,
+     * x_i >= lo and not x_i >= hi (lo <= x_i < hi), in index order: ids[j]
+     * = base + i and vals[j] = x_i for the first cap of them; returns how
+     * many there are.
+     * gmax/gth: mass_above's hint (a group below gth holds no x_i >= lo).
+     * Integer sums: the same in every ISA. */
+    size_t (*mass_band)(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
+                        float hi, float lo, const float *gmax, float gth, uint64_t q[3],
+                        uint64_t cnt[3], int32_t base, int32_t *ids, float *vals, size_t cap);
     /* typical-p's S (docs/semantics.md) per block: bs[b] = nextok__wvblock
      * of block b (b < ceil(n / 64)) with the given weights w and v_i = x_i
      * (div == 1) or sat(x_i / div), as weights computes them with a
@@ -155,6 +167,10 @@ size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n
                                  int32_t base, int32_t *ids, float *vals, size_t cap);
 void nextok__ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
                              int32_t cut, float *w, double *bsum);
+size_t nextok__ref_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                             float scale, float hi, float lo, const float *gmax, float gth,
+                             uint64_t q[3], uint64_t cnt[3], int32_t base, int32_t *ids,
+                             float *vals, size_t cap);
 void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
                             float scale, const float thr[4], const float *gmax, float gth,
                             uint64_t q[5], uint64_t cnt[5]);

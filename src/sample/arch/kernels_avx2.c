@@ -612,6 +612,54 @@ static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, floa
     return m + nextok__typscan_scalar(v, n - i, i, w + i, ts, sc + i, ids + m, vals + m);
 }
 
+/* mass_above's two-threshold sums 8 lanes at a time (mass4's exact floor),
+ * the band's lanes written by emit; the last n % 8 elements: the
+ * reference. */
+static size_t avx2_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                             float scale, float hi, float lo, const float *gmax, float gth,
+                             uint64_t q[3], uint64_t cnt[3], int32_t base, int32_t *ids, float *vals,
+                             size_t cap)
+{
+    const __m128 sc = _mm_set1_ps(scale);
+    const __m256 th = _mm256_set1_ps(hi), tl = _mm256_set1_ps(lo);
+    __m256i a[3][2];
+    uint64_t c1 = 0, c2 = 0;
+    for (int j = 0; j < 3; j++) a[j][0] = a[j][1] = _mm256_setzero_si256();
+    size_t i = 0, c = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 wv = _mm256_loadu_ps(w + i);
+        const __m256i q0 = mass4(_mm256_castps256_ps128(wv), sc), q1 = mass4(_mm256_extractf128_ps(wv, 1), sc);
+        a[0][0] = _mm256_add_epi64(a[0][0], q0);
+        a[0][1] = _mm256_add_epi64(a[0][1], q1);
+        /* 8 elements never straddle two 256-id groups */
+        if (gmax && !(gmax[i / NEXTOK__BMAX_IDS] >= gth)) continue;
+        const __m256 x = load8(row, dt, i);
+        const __m256 mh = _mm256_cmp_ps(x, th, _CMP_GE_OQ), ml = _mm256_cmp_ps(x, tl, _CMP_GE_OQ);
+        a[1][0] = _mm256_add_epi64(a[1][0], _mm256_and_si256(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(mh))), q0));
+        a[1][1] = _mm256_add_epi64(a[1][1], _mm256_and_si256(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_extractf128_ps(mh, 1))), q1));
+        a[2][0] = _mm256_add_epi64(a[2][0], _mm256_and_si256(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(ml))), q0));
+        a[2][1] = _mm256_add_epi64(a[2][1], _mm256_and_si256(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_extractf128_ps(ml, 1))), q1));
+        const unsigned bh = (unsigned)_mm256_movemask_ps(mh), bl = (unsigned)_mm256_movemask_ps(ml);
+        c1 += (uint64_t)__builtin_popcount(bh);
+        c2 += (uint64_t)__builtin_popcount(bl);
+        if (bl & ~bh) c = emit(row, dt, i, bl & ~bh, base, ids, vals, cap, c);
+    }
+    uint64_t tq[3], tc[3];
+    c += nextok__ref_mass_band((const char *)row + i * nextok_dtype_size(dt), dt, n - i, w + i, scale, hi, lo,
+                               NULL, 0.0f, tq, tc, base + (int32_t)i, ids + (c < cap ? c : cap),
+                               vals + (c < cap ? c : cap), c < cap ? cap - c : 0);
+    for (int j = 0; j < 3; j++) {
+        uint64_t l[8];
+        _mm256_storeu_si256((__m256i *)l, a[j][0]);
+        _mm256_storeu_si256((__m256i *)(l + 4), a[j][1]);
+        uint64_t sum = tq[j];
+        for (int k = 0; k < 8; k++) sum += l[k];
+        q[j] = sum;
+    }
+    if (cnt) cnt[0] = n, cnt[1] = c1 + tc[1], cnt[2] = c2 + tc[2];
+    return c;
+}
+
 static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
                             const float thr[4], const float *gmax, float gth, uint64_t q[5], uint64_t cnt[5])
 {
@@ -701,6 +749,7 @@ static const struct nextok__kernels avx2_table = {
     .expw = avx2_expw,
     .compact_range = avx2_compact_range,
     .mass_above = avx2_mass_above,
+    .mass_band = avx2_mass_band,
     .cut_weights = avx2_cut_weights,
     .wvsum = avx2_wvsum,
     .typscan = avx2_typscan,

@@ -792,6 +792,66 @@ AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const f
 
 #undef MA_ADD
 
+/* mass_above's sums for two thresholds, the band's elements compressed
+ * (ids and raw values; the caller takes their masses from w). */
+AI size_t mass_band_impl(enum nextok_dtype dt, const void *row, size_t n, const float *w, float scale,
+                         float hi, float lo, const float *gmax, float gth, uint64_t q[3], uint64_t cnt[3],
+                         int counts, int32_t base, int32_t *ids, float *vals, size_t cap)
+{
+    const __m512 sc = _mm512_set1_ps(scale), cp = _mm512_set1_ps(0x1p62f);
+    const __m512 th = _mm512_set1_ps(hi), tl = _mm512_set1_ps(lo);
+    __m512i a0 = _mm512_setzero_si512(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0;
+    uint64_t c1 = 0, c2 = 0;
+    size_t c = 0;
+    for (size_t g = 0; g < n; g += NEXTOK__BMAX_IDS) {
+        const size_t e = n - g < NEXTOK__BMAX_IDS ? n : g + NEXTOK__BMAX_IDS;
+        if (gmax && !(gmax[g / NEXTOK__BMAX_IDS] >= gth)) { /* only the total */
+            for (size_t i = g; i < e; i += 16) {
+                const __mmask16 k = tail_mask(e - i);
+                const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cp);
+                a0 = _mm512_add_epi64(a0, _mm512_cvttps_epi64(_mm512_castps512_ps256(ws)));
+                b0 = _mm512_add_epi64(b0, _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1)));
+            }
+            continue;
+        }
+        for (size_t i = g; i < e; i += 16) {
+            const __mmask16 k = tail_mask(e - i);
+            const __m512 x = load16(row, dt, i, k);
+            const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cp);
+            const __m512i q0 = _mm512_cvttps_epi64(_mm512_castps512_ps256(ws));
+            const __m512i q1 = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1));
+            a0 = _mm512_add_epi64(a0, q0);
+            b0 = _mm512_add_epi64(b0, q1);
+            const __mmask16 mh = _mm512_mask_cmp_ps_mask(k, x, th, _CMP_GE_OQ);
+            const __mmask16 ml = _mm512_mask_cmp_ps_mask(k, x, tl, _CMP_GE_OQ);
+            a1 = _mm512_mask_add_epi64(a1, (__mmask8)mh, a1, q0);
+            b1 = _mm512_mask_add_epi64(b1, (__mmask8)(mh >> 8), b1, q1);
+            a2 = _mm512_mask_add_epi64(a2, (__mmask8)ml, a2, q0);
+            b2 = _mm512_mask_add_epi64(b2, (__mmask8)(ml >> 8), b2, q1);
+            if (counts) {
+                c1 += (uint64_t)__builtin_popcount(mh);
+                c2 += (uint64_t)__builtin_popcount(ml);
+            }
+            const __mmask16 band = (__mmask16)(ml & ~mh);
+            if (band) c = emit16(x, band, base + (int32_t)i, ids, vals, cap, c);
+        }
+    }
+    q[0] = hsum_u64(_mm512_add_epi64(a0, b0));
+    q[1] = hsum_u64(_mm512_add_epi64(a1, b1));
+    q[2] = hsum_u64(_mm512_add_epi64(a2, b2));
+    if (counts) cnt[0] = n, cnt[1] = c1, cnt[2] = c2;
+    return c;
+}
+
+static size_t avx512_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                               float scale, float hi, float lo, const float *gmax, float gth,
+                               uint64_t q[3], uint64_t cnt[3], int32_t base, int32_t *ids,
+                               float *vals, size_t cap)
+{
+    if (cnt) return BY_DTYPE(mass_band_impl, dt, row, n, w, scale, hi, lo, gmax, gth, q, cnt, 1, base, ids, vals, cap);
+    return BY_DTYPE(mass_band_impl, dt, row, n, w, scale, hi, lo, gmax, gth, q, cnt, 0, base, ids, vals, cap);
+}
+
 static void avx512_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
                               float scale, const float thr[4], const float *gmax, float gth,
                               uint64_t q[5], uint64_t cnt[5])
@@ -847,6 +907,7 @@ static const struct nextok__kernels avx512_table = {
     .expw = avx512_expw,
     .compact_range = avx512_compact_range,
     .mass_above = avx512_mass_above,
+    .mass_band = avx512_mass_band,
     .cut_weights = avx512_cut_weights,
     .wvsum = avx512_wvsum,
     .typscan = avx512_typscan,

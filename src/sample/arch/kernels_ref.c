@@ -196,6 +196,32 @@ void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
     if (cnt) memcpy(cnt, c, sizeof c);
 }
 
+size_t nextok__ref_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                             float scale, float hi, float lo, const float *gmax, float gth,
+                             uint64_t q[3], uint64_t cnt[3], int32_t base, int32_t *ids,
+                             float *vals, size_t cap)
+{
+    (void)gmax; /* a hint: the definition does not need it */
+    (void)gth;
+    uint64_t c[3] = {0, 0, 0};
+    size_t nb = 0;
+    memset(q, 0, 3 * sizeof *q);
+    for (size_t i = 0; i < n; i++) {
+        const float x = ld(row, dt, i);
+        const uint64_t m = mass_q(w[i], scale);
+        q[0] += m;
+        c[0]++;
+        if (x >= hi) q[1] += m, c[1]++;
+        if (x >= lo) q[2] += m, c[2]++;
+        if (x >= lo && !(x >= hi)) {
+            if (nb < cap) ids[nb] = base + (int32_t)i, vals[nb] = x;
+            nb++;
+        }
+    }
+    if (cnt) memcpy(cnt, c, sizeof c);
+    return nb;
+}
+
 /* The definition of typical-p's blocked S: the values as ref_weights makes
  * them (saturating), block by block. */
 static void ref_wvsum(const void *row, enum nextok_dtype dt, size_t n, float div, const float *w,
@@ -253,6 +279,7 @@ static const struct nextok__kernels ref_table = {
     .expw = ref_expw,
     .compact_range = nextok__ref_compact_range,
     .mass_above = nextok__ref_mass_above,
+    .mass_band = nextok__ref_mass_band,
     .cut_weights = nextok__ref_cut_weights,
     .wvsum = ref_wvsum,
     .typscan = ref_typscan,
