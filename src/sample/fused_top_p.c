@@ -39,7 +39,7 @@ bool tp_reserve(struct nextok__fused *f)
     if (!dense_reserve(f)) return false;
     if (!f->cq) f->cq = malloc(((size_t)f->n_vocab + SLACK) * sizeof *f->cq);
     if (!f->hq) f->hq = malloc(2 * sizeof *f->hq); /* typical interleaves two */
-    if (!f->tpw) f->tpw = malloc(2 * HBINS * sizeof *f->tpw);
+    if (!f->tpw) f->tpw = calloc(2 * HBINS, sizeof *f->tpw); /* tp_window keeps it zero */
     if (!f->hn) f->hn = malloc(2 * sizeof *f->hn);
     return f->cq && f->hq && f->hn && f->tpw;
 }
@@ -99,35 +99,55 @@ static void tp_window(struct run *r, float p, float th[4])
 {
     struct nextok__fused *f = r->f;
     const int32_t kb = tp_kbase(f);
-    double *h = f->tpw, *hl = f->tpw + HBINS; /* heavy (exact), light (sampled) */
-    memset(f->tpw, 0, 2 * HBINS * sizeof *f->tpw);
+    /* heavy (exact) and light (sampled) weight per bucket; zero between
+     * calls (tp_reserve clears them once, the end of this function clears
+     * the buckets it used) */
+    double *h = f->tpw, *hl = f->tpw + HBINS;
+    uint32_t bmin = HBINS - 1, bmax = 0;
     const double z = f->dz;
     const double vh = tp_heavy_value(f);
     dense_compact(r, vh);
-    double heavy = 0.0, light = 0.0;
+    double heavy = 0.0;
     for (size_t i = 0; i < r->nc; i++) {
         const double w = (double)f->dw[f->cids[i]];
-        h[tp_bucket(f, kb, P(f->cvals[i], r->t))] += w;
+        const uint32_t b = tp_bucket(f, kb, P(f->cvals[i], r->t));
+        h[b] += w;
         heavy += w;
+        bmin = b < bmin ? b : bmin;
+        bmax = b > bmax ? b : bmax;
     }
     const float vhf = float_ceil(vh);
-    const size_t ns = r->V < 2048 ? r->V : 2048, stride = r->V / ns;
-    for (size_t i = 0; i < ns; i++) {
-        const size_t id = i * stride + stride / 2;
-        const float v = P(nextok__row_get(r->row, r->dt, id), r->t);
-        if (v >= vhf) continue; /* counted exactly */
-        hl[tp_bucket(f, kb, v)] += (double)f->dw[id];
-        light += (double)f->dw[id];
-    }
+    /* 64 runs of 32 consecutive ids spread over the row (a few cache lines
+     * a run, where single ids at a stride would cost a line each); the
+     * whole row when it is that short. Four partial sums: no chain of
+     * dependent additions. */
+    const size_t runs = r->V <= 2048 ? 1 : 64, len = r->V <= 2048 ? r->V : 32, gap = r->V / runs;
+    double lt[4] = {0.0, 0.0, 0.0, 0.0};
+    for (size_t k = 0; k < runs; k++)
+        for (size_t i = 0; i < len; i++) {
+            const size_t id = k * gap + i;
+            const float v = P(nextok__row_get(r->row, r->dt, id), r->t);
+            if (v >= vhf) continue; /* counted exactly */
+            const uint32_t b = tp_bucket(f, kb, v);
+            hl[b] += (double)f->dw[id];
+            lt[i & 3] += (double)f->dw[id];
+            bmin = b < bmin ? b : bmin;
+            bmax = b > bmax ? b : bmax;
+        }
+    const double light = (lt[0] + lt[1]) + (lt[2] + lt[3]);
     const double up = light > 0.0 && z > heavy ? (z - heavy) / light : 0.0;
-    const double frac[4] = {p - 0.03, p - 0.008, p + 0.008, p + 0.03};
+    const double frac[4] = {p - 0.04, p - 0.014, p + 0.006, p + 0.03};
     double cum = 0.0;
     int j = 0;
-    for (uint32_t b = HBINS; b-- > 0 && j < 4;) {
+    for (uint32_t b = bmax + 1; b-- > bmin && j < 4;) {
         cum += h[b] + hl[b] * up;
         while (j < 4 && cum >= frac[j] * z) th[j++] = tp_bucket_floor(f, kb, b);
     }
     while (j < 4) th[j++] = -INFINITY;
+    if (bmin <= bmax) {
+        memset(h + bmin, 0, (bmax - bmin + 1) * sizeof *h);
+        memset(hl + bmin, 0, (bmax - bmin + 1) * sizeof *hl);
+    }
 }
 
 /* Exact masses (and counts) above th[0..3] over the candidates: the SIMD
