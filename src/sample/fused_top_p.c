@@ -198,8 +198,8 @@ static int cmp_u64(const void *pa, const void *pb)
  * sum of the weights (in dw's units), S 2^s - n < Q <= S 2^s (each floor
  * loses less than 1), and Z differs from S by the float lane sums' rounding
  * (3 roundings of a lane's 4 terms, 2^-22 relative) and the double sums'
- * (below 2^-28 for any vocabulary): |Z - S| < 2^-21 S. So target lies in [t_lo, t_hi] from bounds with a
- * margin of 2^-19. The heavy candidates (weight >= Z / 4096: every
+ * (below 2^-28 for any vocabulary): |Z - S| < 2^-21 S. So target lies in
+ * [t_lo, t_hi] from bounds with a margin of 2^-19. The heavy candidates (weight >= Z / 4096: every
  * candidate at or above a value, so they are the head of the sorted order)
  * are sorted and walked with exact masses; when the first prefix whose mass
  * reaches t_hi is also the first that reaches t_lo, every target in the
@@ -530,8 +530,8 @@ struct tp_interval {
 /*
  * One interpolation step before the buckets: the crossing's place in the
  * gathered interval [lo, hi) (mass: its candidates' masses), taken as if
- * that mass were spread evenly over the values, and a window of 6 % of the range around it. One
- * branch-free pass sums the masses above the window and copies the window's
+ * that mass were spread evenly over the values, and a window of 6 % of the
+ * range around it. One branch-free pass sums the masses above the window and copies the window's
  * candidates behind the list (which stays whole); when the crossing is
  * inside, the window becomes the list (a few % of it, with above / n_above
  * moved past what lies over it), else the list is kept. Only speed depends

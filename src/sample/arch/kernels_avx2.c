@@ -612,6 +612,15 @@ static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, floa
     return m + nextok__typscan_scalar(v, n - i, i, w + i, ts, sc + i, ids + m, vals + m);
 }
 
+/* a[0..1] += the 64-bit lanes q0 (lanes 0-3 of mask m) and q1 (4-7) */
+AI void add_masked64(__m256i a[2], __m256 m, __m256i q0, __m256i q1)
+{
+    const __m256i m0 = _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(m)));
+    const __m256i m1 = _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_extractf128_ps(m, 1)));
+    a[0] = _mm256_add_epi64(a[0], _mm256_and_si256(m0, q0));
+    a[1] = _mm256_add_epi64(a[1], _mm256_and_si256(m1, q1));
+}
+
 /* mass_above's two-threshold sums 8 lanes at a time (mass4's exact floor),
  * the band's lanes written by emit; the last n % 8 elements: the
  * reference. */
@@ -628,17 +637,16 @@ static size_t avx2_mass_band(const void *row, enum nextok_dtype dt, size_t n, co
     size_t i = 0, c = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 wv = _mm256_loadu_ps(w + i);
-        const __m256i q0 = mass4(_mm256_castps256_ps128(wv), sc), q1 = mass4(_mm256_extractf128_ps(wv, 1), sc);
+        const __m256i q0 = mass4(_mm256_castps256_ps128(wv), sc);
+        const __m256i q1 = mass4(_mm256_extractf128_ps(wv, 1), sc);
         a[0][0] = _mm256_add_epi64(a[0][0], q0);
         a[0][1] = _mm256_add_epi64(a[0][1], q1);
         /* 8 elements never straddle two 256-id groups */
         if (gmax && !(gmax[i / NEXTOK__BMAX_IDS] >= gth)) continue;
         const __m256 x = load8(row, dt, i);
         const __m256 mh = _mm256_cmp_ps(x, th, _CMP_GE_OQ), ml = _mm256_cmp_ps(x, tl, _CMP_GE_OQ);
-        a[1][0] = _mm256_add_epi64(a[1][0], _mm256_and_si256(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(mh))), q0));
-        a[1][1] = _mm256_add_epi64(a[1][1], _mm256_and_si256(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_extractf128_ps(mh, 1))), q1));
-        a[2][0] = _mm256_add_epi64(a[2][0], _mm256_and_si256(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(ml))), q0));
-        a[2][1] = _mm256_add_epi64(a[2][1], _mm256_and_si256(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_extractf128_ps(ml, 1))), q1));
+        add_masked64(a[1], mh, q0, q1);
+        add_masked64(a[2], ml, q0, q1);
         const unsigned bh = (unsigned)_mm256_movemask_ps(mh), bl = (unsigned)_mm256_movemask_ps(ml);
         c1 += (uint64_t)__builtin_popcount(bh);
         c2 += (uint64_t)__builtin_popcount(bl);
@@ -679,10 +687,7 @@ static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
         if (gmax && !(gmax[i / NEXTOK__BMAX_IDS] >= gth)) continue;
         for (int j = 0; j < 4; j++) {
             const __m256 m = _mm256_cmp_ps(x, _mm256_set1_ps(thr[j]), _CMP_GE_OQ);
-            const __m256i m0 = _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(m)));
-            const __m256i m1 = _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_extractf128_ps(m, 1)));
-            a[j + 1][0] = _mm256_add_epi64(a[j + 1][0], _mm256_and_si256(m0, q0));
-            a[j + 1][1] = _mm256_add_epi64(a[j + 1][1], _mm256_and_si256(m1, q1));
+            add_masked64(a[j + 1], m, q0, q1);
             c[j + 1] += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_ps(m));
         }
     }

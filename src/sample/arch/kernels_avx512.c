@@ -848,8 +848,11 @@ static size_t avx512_mass_band(const void *row, enum nextok_dtype dt, size_t n, 
                                uint64_t q[3], uint64_t cnt[3], int32_t base, int32_t *ids,
                                float *vals, size_t cap)
 {
-    if (cnt) return BY_DTYPE(mass_band_impl, dt, row, n, w, scale, hi, lo, gmax, gth, q, cnt, 1, base, ids, vals, cap);
-    return BY_DTYPE(mass_band_impl, dt, row, n, w, scale, hi, lo, gmax, gth, q, cnt, 0, base, ids, vals, cap);
+    if (cnt)
+        return BY_DTYPE(mass_band_impl, dt, row, n, w, scale, hi, lo, gmax, gth, q, cnt, 1, base, ids,
+                        vals, cap);
+    return BY_DTYPE(mass_band_impl, dt, row, n, w, scale, hi, lo, gmax, gth, q, cnt, 0, base, ids, vals,
+                    cap);
 }
 
 static void avx512_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
