@@ -688,6 +688,57 @@ TEST(test_fused_top_p)
     CHECK(fused > 0);
 }
 
+/*
+ * top-p on rows built against its estimate: top-p samples runs of 32 ids at
+ * even gaps (V / 128) to place its first interval. Raising only the sampled
+ * ids (or only the others) makes the estimate too high (too low), so the
+ * crossing falls outside the first interval, the second, or both, and every
+ * route (the interval on either side, the four thresholds) must still give
+ * the plain chain's survivors, p and token.
+ */
+TEST(test_fused_top_p_estimate_misses)
+{
+    static float row[20000];
+    static uint16_t half[20000];
+    static struct nextok_token_data o1[20000], o2[20000];
+    int fused = 0, runs = 0;
+    for (int rep = 0; rep < scale() + 8; rep++)
+        for (int dt = 0; dt < 3; dt++) {
+            const size_t V = (size_t)(int[]){8192, 20000}[pick(2)], gap = V / 128;
+            const float t = (float[]){0.7f, 1.0f, 1.5f}[pick(3)];
+            const float p = (float[]){0.3f, 0.6f, 0.9f, 0.99f}[pick(4)];
+            const float up = (float[]){1.0f, 2.5f, 5.0f}[pick(3)];
+            const bool in_runs = pick(2);
+            for (size_t i = 0; i < V; i++) row[i] = gauss() + (((i % gap) < 32) == in_runs ? up : 0.0f);
+            struct nextok_chain_params cp = nextok_chain_default_params();
+            cp.n_vocab = (int32_t)V;
+            struct nextok_chain *fa = NULL, *pl = NULL;
+            CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+            struct nextok_sampler *s = NULL;
+            if (pick(2)) add_bias6(fa, V, 6.0);
+            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_top_p(&s, p, (enum nextok_ties)pick(2), pick(3) ? 1 : pick(300), NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_dist(&s, 23 + (uint64_t)rep, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_chain_clone(fa, &pl));
+            nextok_chain_set_observer(pl, observe, NULL);
+            const void *r = as_dtype(row, V, (enum nextok_dtype)dt, half);
+            char what[96];
+            snprintf(what, sizeof what, "top-p estimate V %zu up %g in_runs %d t %g p %g dt %d", V,
+                     (double)up, (int)in_runs, (double)t, (double)p, dt);
+            int32_t tok;
+            compare_step(fa, pl, r, (enum nextok_dtype)dt, V, o1, o2, &tok, what);
+            fused += nextok_chain_last_fused(fa);
+            runs++;
+            nextok_chain_free(fa);
+            nextok_chain_free(pl);
+        }
+    printf("  %d top-p rows against the estimate, %d fused\n", runs, fused);
+    CHECK(fused == runs && runs > 0);
+}
+
 /* top-n-sigma whose threshold falls exactly on candidate values: rows made
  * of the pattern {-1, 1, 0 x 6} (mean 0, σ = 1/2 exactly) with n = 2 put
  * the chain's threshold max - 2σ on the zeros, inside the fused estimate's
@@ -801,6 +852,7 @@ int main(void)
     RUN(test_fused_min_p_top_k_boundary);
     RUN(test_fused_min_p_touched_top);
     RUN(test_fused_top_p_heavy_boundary);
+    RUN(test_fused_top_p_estimate_misses);
     RUN(test_fused_is_used);
     RUN(test_fused_sigma_straddle);
     return harness_done();

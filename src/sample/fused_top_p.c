@@ -117,11 +117,13 @@ static void tp_window(struct run *r, float p, float th[4])
         bmax = b > bmax ? b : bmax;
     }
     const float vhf = float_ceil(vh);
-    /* 64 runs of 32 consecutive ids spread over the row (a few cache lines
+    /* 128 runs of 32 consecutive ids spread over the row (a few cache lines
      * a run, where single ids at a stride would cost a line each); the
-     * whole row when it is that short. Four partial sums: no chain of
-     * dependent additions. */
-    const size_t runs = r->V <= 2048 ? 1 : 64, len = r->V <= 2048 ? r->V : 32, gap = r->V / runs;
+     * whole row when it is that short. 4096 values put the crossing of 64
+     * of 64 flat rows inside the inner interval (2048: 57 of 64), and a miss
+     * costs one more pass. Four partial sums: no chain of dependent
+     * additions. */
+    const size_t runs = r->V <= 4096 ? 1 : 128, len = r->V <= 4096 ? r->V : 32, gap = r->V / runs;
     double lt[4] = {0.0, 0.0, 0.0, 0.0};
     for (size_t k = 0; k < runs; k++)
         for (size_t i = 0; i < len; i++) {
