@@ -405,7 +405,7 @@ static bool compact(struct run *r, float tau)
 }
 
 /* The r-th largest (1-based) of n floats, r <= n (quickselect, in place). */
-static float kth_largest(float *a, size_t n, size_t rank)
+float kth_largest(float *a, size_t n, size_t rank)
 {
     size_t lo = 0, hi = n - 1, want = rank - 1;
     while (lo < hi) {

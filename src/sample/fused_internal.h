@@ -22,6 +22,7 @@
 #define dense_prepare nextok__fz_dense_prepare
 #define dense_compact nextok__fz_dense_compact
 #define drop_touched nextok__fz_drop_touched
+#define kth_largest nextok__fz_kth_largest
 #define dense_value nextok__fz_dense_value
 #define fuse_top_k nextok__fz_fuse_top_k
 #define set_last nextok__fz_set_last
@@ -141,6 +142,7 @@ bool dense_reserve(struct nextok__fused *f);
 bool dense_prepare(struct run *r, bool patch, bool bmax);
 void dense_compact(struct run *r, double thr);
 size_t drop_touched(int32_t *ids, float *vals, size_t n, const int32_t *touched, size_t nt);
+float kth_largest(float *a, size_t n, size_t rank);
 bool active_run(const struct run *r, float v, size_t *g, size_t *lo, size_t *hi);
 void mark_touched(const struct run *r);
 float dense_value(const struct nextok__fused *f, const void *row, enum nextok_dtype dt,
