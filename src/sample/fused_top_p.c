@@ -630,8 +630,8 @@ static int tp_band_cross(struct run *r, const struct nextok__p_top_p *q, float s
     if (!(vlo < vhi) || vlo == -INFINITY) return 2;
     const float rhi = preimage(vhi, r->t), rlo = preimage(vlo, r->t);
     uint64_t qb[3], cb[3] = {0, 0, 0};
-    size_t nb = r->k->mass_band(r->row, r->dt, r->V, f->dw, scale, rhi, rlo, f->dbmax, vlo, qb,
-                                mk > 1 ? cb : NULL, 0, f->cids, f->cvals, r->V);
+    const size_t got = r->k->mass_band(r->row, r->dt, r->V, f->dw, scale, rhi, rlo, f->dbmax, vlo,
+                                       qb, mk > 1 ? cb : NULL, 0, f->cids, f->cvals, r->V);
     const uint64_t c1 = mk > 1;
     for (size_t t = 0; t < r->n_touched; t++) { /* as tp_masses */
         const size_t id = (size_t)f->touched[t];
@@ -653,7 +653,7 @@ static int tp_band_cross(struct run *r, const struct nextok__p_top_p *q, float s
     if (qb[2] < target) return -1;
     /* the interval's candidates: touched ids dropped, processed values and
      * masses (independent iterations) */
-    size_t n = drop_touched(f->cids, f->cvals, nb, f->touched, r->n_touched);
+    size_t n = drop_touched(f->cids, f->cvals, got, f->touched, r->n_touched);
     for (size_t i = 0; i < n; i++) {
         f->cvals[i] = P(f->cvals[i], r->t);
         f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
