@@ -498,8 +498,10 @@ static bool collect_top(struct run *r, size_t need)
  * the largest pre-temperature value, as P is monotone (one division). */
 static float processed_max(const struct run *r)
 {
-    float m = -INFINITY;
-    for (size_t i = 0; i < r->nc; i++) m = r->f->cvals[i] > m ? r->f->cvals[i] : m;
+    /* the compacted values are finite; the kernel's independent lanes, not
+     * one chain of compares (a low threshold guess keeps a thousand) */
+    int nf = 0;
+    float m = r->nc ? r->k->max(r->f->cvals, NEXTOK_DTYPE_F32, r->nc, &nf) : -INFINITY;
     for (size_t i = 0; i < r->f->n_ov; i++) m = r->f->ov[i].logit > m ? r->f->ov[i].logit : m;
     return P(m, r->t);
 }
@@ -535,38 +537,22 @@ int cmp_sorted(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-/* Candidates with pre-temperature value >= th_raw (compacted set and
- * overrides), merged in id order into c->work. Returns the count. */
-static size_t emit_raw_ge(struct nextok_chain *c, const struct run *r, float th_raw)
-{
-    const struct nextok__fused *f = r->f;
-    struct nextok_token_data *w = c->work;
-    size_t n = 0, i = 0, j = 0;
-    while (i < r->nc || j < f->n_ov) {
-        const bool take_c = j >= f->n_ov || (i < r->nc && f->cids[i] < f->ov[j].id);
-        const float x = take_c ? f->cvals[i] : f->ov[j].logit;
-        const int32_t id = take_c ? f->cids[i++] : f->ov[j++].id;
-        if (x >= th_raw) w[n++] = (struct nextok_token_data){id, P(x, r->t), 0.0f};
-    }
-    return n;
-}
-
 /*
  * c->work = the first `need` candidates (of the compacted set and the
  * overrides) in sorted order, followed by every candidate tied with the
  * need-th processed value, and possibly a few more; returns the count.
  * Exact: P is monotone, so the need-th largest processed value is L = P(the
  * need-th largest pre-temperature value) (quickselect on a copy), and
- * {P(x) >= L} = {x >= preimage(L)}; a candidate outside it comes after all
- * of them in sorted order, so the sorted prefix of the kept set is the sorted
- * prefix of the whole set, ties with L included. Only ~need candidates get
- * divided, written and sorted.
+ * emit_ge keeps {P(x) >= L}; a candidate outside it comes after all of them
+ * in sorted order, so the sorted prefix of the kept set is the sorted prefix
+ * of the whole set, ties with L included. Only ~need candidates get written
+ * and sorted.
  */
 static size_t emit_top(struct nextok_chain *c, const struct run *r, size_t need)
 {
     const struct nextok__fused *f = r->f;
     const size_t m = r->nc + f->n_ov;
-    float th = -INFINITY;
+    double th = -INFINITY; /* processed */
     if (need < m && m > 2 * need + 16) {
         memcpy(f->sel, f->cvals, r->nc * sizeof *f->sel);
         for (size_t j = 0; j < f->n_ov; j++) f->sel[r->nc + j] = f->ov[j].logit;
@@ -594,9 +580,9 @@ static size_t emit_top(struct nextok_chain *c, const struct run *r, size_t need)
                 for (size_t j = 0; j < f->n_ov; j++) f->sel[r->nc + j] = f->ov[j].logit;
             }
         }
-        th = preimage(P(kth_largest(f->sel, ms, need), r->t), r->t);
+        th = P(kth_largest(f->sel, ms, need), r->t);
     }
-    const size_t n = emit_raw_ge(c, r, th);
+    const size_t n = emit_ge(c, r, th);
     nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
     return n;
 }
