@@ -8,21 +8,27 @@
 #include <math.h>
 #include <string.h>
 
-/* ---- top-p by exact masses above estimated thresholds ---------------------------------- */
+/* ---- top-p by exact masses ------------------------------------------------------------- */
 
 /*
  * top-p (docs/semantics.md): the candidates' masses q = floor(w 2^s) are
  * integers, so every sum of them is exact in any order and this path reaches
- * the chain's cut (top_p.c, a sorted walk) without sorting. A sample places
- * four thresholds around the expected crossing (tp_window); one SIMD pass
- * sums the exact masses above each (tp_masses), which tells in which
- * interval the crossing lies; only that interval's candidates are gathered
- * (tp_gather) and refined by buckets of 11 key bits over the gathered keys'
- * own range (tp_refine_all). The last level is one logit value L; its
- * candidates in id order complete the walk. The cut is "v > L, or v == L
- * and id <= cut" (keep-ties: every id of L). The SIMD passes skip the 256-id
+ * the chain's cut (top_p.c, a sorted walk) without sorting. Three routes,
+ * cheapest first; each proves the chain's cut or hands over to the next
+ * (fuse_top_p):
+ *  - tp_heavy_cross: the few heavy candidates, sorted, with a bound on the
+ *    total mass from Z instead of a pass (peaked rows);
+ *  - tp_band_cross: one interval of an estimate (tp_window) in one SIMD pass
+ *    (mass_band: the exact total, the masses above both ends, the interval's
+ *    candidates), then the outer interval on the side the crossing lies;
+ *  - the four thresholds of the estimate: one SIMD pass of masses
+ *    (tp_masses), then the crossing interval's candidates (tp_gather).
+ * The gathered candidates are narrowed (tp_narrow) and refined by buckets
+ * over their own key range (tp_refine_all) to one logit value L; its
+ * candidates in id order complete the walk. The cut is "v > L, or v == L and
+ * id <= cut" (keep-ties: every id of L). The SIMD passes skip the 256-id
  * groups whose maximum is below what they look for (active_run), which on
- * peaked rows is most of the row.
+ * peaked rows is most of the row. Estimates only decide speed.
  */
 
 /* Key of a processed value, -0 as +0 (they compare equal as logits). */
@@ -224,9 +230,9 @@ static int cmp_u64(const void *pa, const void *pb)
  * loses less than 1), and Z differs from S by the float lane sums' rounding
  * (3 roundings of a lane's 4 terms, 2^-22 relative) and the double sums'
  * (below 2^-28 for any vocabulary): |Z - S| < 2^-21 S. So target lies in
- * [t_lo, t_hi] from bounds with a margin of 2^-19. The heavy candidates (weight >= Z / 4096: every
- * candidate at or above a value, so they are the head of the sorted order)
- * are sorted and walked with exact masses; when the first prefix whose mass
+ * [t_lo, t_hi] from bounds with a margin of 2^-19. The heavy candidates
+ * (weight >= Z / 4096: every candidate at or above a value, so they are the
+ * head of the sorted order) are sorted and walked with exact masses; when the first prefix whose mass
  * reaches t_hi is also the first that reaches t_lo, every target in the
  * interval crosses at the same candidate, the chain's. On peaked rows (the
  * mass in a few high values) that is the usual case and the row needs no
