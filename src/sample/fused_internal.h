@@ -36,7 +36,7 @@
 #define active_run nextok__fz_active_run
 #define mark_touched nextok__fz_mark_touched
 
-#define HBINS 2048 /* histogram buckets of fuse_top_p: 11 key bits a level */
+#define HBINS 2048 /* histogram buckets of fuse_top_p: at most 11 key bits a level */
 
 enum filt { F_NONE = 0, F_TOP1, F_GREEDY, F_TOP_K, F_MIN_P, F_SIGMA };
 
@@ -58,7 +58,7 @@ struct nextok__fused {
 
     int32_t *cids;      /* compaction output, n_vocab entries + slack          */
     float *cvals;
-    float *sample;      /* strided sample for threshold guesses                */
+    float *sample;      /* SAMPLE_N floats: threshold guesses, top-p scratch    */
     float *sel;         /* n_vocab + slack floats: selection scratch (emit_top)   */
     struct nextok__catdraw *draw; /* nextok_chain_sample_n's scratch (lazy)    */
 
