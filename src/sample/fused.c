@@ -350,7 +350,6 @@ float float_ceil(double d)
 
 /* ---- candidate collection ---------------------------------------------------------- */
 
-
 /* Drop the ids listed in touched[0..nt) (ascending; they come from the
  * overrides) from ids/vals[0..n) (ascending). Per touched id, a galloping
  * search in the compacted ids and one block move of the run before it:
