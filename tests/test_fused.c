@@ -304,6 +304,35 @@ TEST(test_fused_manual_chains)
             }
 }
 
+/* An empty chain over V tokens. */
+static struct nextok_chain *chain_of(size_t V)
+{
+    struct nextok_chain_params cp = nextok_chain_default_params();
+    cp.n_vocab = (int32_t)V;
+    struct nextok_chain *c = NULL;
+    CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+    return c;
+}
+
+/* One step of chain fa against its plain clone on the given row (f32
+ * values, passed as dtype dt), both freed after; returns whether fa ran
+ * the fused path. */
+static bool row_pair(struct nextok_chain *fa, const float *row, size_t V, enum nextok_dtype dt,
+                     const char *what)
+{
+    static uint16_t half[20000];
+    static struct nextok_token_data o1[20000], o2[20000];
+    struct nextok_chain *pl = NULL;
+    CHECK_OK(nextok_chain_clone(fa, &pl));
+    nextok_chain_set_observer(pl, observe, NULL);
+    int32_t tok;
+    compare_step(fa, pl, as_dtype(row, V, dt, half), dt, V, o1, o2, &tok, what);
+    const bool fused = nextok_chain_last_fused(fa);
+    nextok_chain_free(fa);
+    nextok_chain_free(pl);
+    return fused;
+}
+
 /*
  * min-p followed by top-k (the vllm order) around the point where min-p keeps
  * exactly k: the fused path counts min-p's survivors before it selects the
@@ -314,8 +343,6 @@ TEST(test_fused_manual_chains)
 TEST(test_fused_min_p_top_k_boundary)
 {
     static float row[20000];
-    static uint16_t half[20000];
-    static struct nextok_token_data o1[20000], o2[20000];
     for (int rep = 0; rep < scale() + 4; rep++)
         for (int dt = 0; dt < 3; dt++) {
             const size_t V = (size_t)(int[]){64, 999, 4097, 20000}[pick(4)];
@@ -332,10 +359,7 @@ TEST(test_fused_min_p_top_k_boundary)
                 if (ties) v = roundf(v * 4.0f) / 4.0f;
                 row[pick(V)] = v;
             }
-            struct nextok_chain_params cp = nextok_chain_default_params();
-            cp.n_vocab = (int32_t)V;
-            struct nextok_chain *fa = NULL, *pl = NULL;
-            CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+            struct nextok_chain *fa = chain_of(V);
             struct nextok_sampler *s = NULL;
             if (pick(2)) {
                 struct nextok_logit_bias lb[4];
@@ -356,17 +380,10 @@ TEST(test_fused_min_p_top_k_boundary)
             }
             CHECK_OK(nextok_sampler_init_dist(&s, 11 + (uint64_t)rep, NULL));
             CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_chain_clone(fa, &pl));
-            nextok_chain_set_observer(pl, observe, NULL);
-            const void *r = as_dtype(row, V, (enum nextok_dtype)dt, half);
             char what[96];
             snprintf(what, sizeof what, "min-p/top-k V %zu k %d g %zu t %g p %g dt %d", V, k, g,
                      (double)t, (double)mp, dt);
-            int32_t tok;
-            compare_step(fa, pl, r, (enum nextok_dtype)dt, V, o1, o2, &tok, what);
-            CHECK_MSG(nextok_chain_last_fused(fa), "%s: not fused", what);
-            nextok_chain_free(fa);
-            nextok_chain_free(pl);
+            CHECK_MSG(row_pair(fa, row, V, (enum nextok_dtype)dt, what), "%s: not fused", what);
         }
 }
 
@@ -381,8 +398,6 @@ TEST(test_fused_min_p_top_k_boundary)
 TEST(test_fused_min_p_touched_top)
 {
     static float row[20000];
-    static uint16_t half[20000];
-    static struct nextok_token_data o1[20000], o2[20000];
     int fused = 0, runs = 0;
     for (int rep = 0; rep < scale() + 8; rep++)
         for (int dt = 0; dt < 3; dt++) {
@@ -398,10 +413,8 @@ TEST(test_fused_min_p_touched_top)
                 row[id] = 20.0f + (float)unif() * 5.0f;
                 lb[j] = (struct nextok_logit_bias){id, ban ? -INFINITY : -(float)(18.0 + unif() * 30.0)};
             }
-            struct nextok_chain_params cp = nextok_chain_default_params();
-            cp.n_vocab = (int32_t)V;
-            struct nextok_chain *fa = NULL, *pl = NULL;
-            CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+            if (g == V) continue; /* banning every id leaves nothing to sample */
+            struct nextok_chain *fa = chain_of(V);
             struct nextok_sampler *s = NULL;
             CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, g, NULL));
             CHECK_OK(nextok_chain_add(fa, s));
@@ -411,20 +424,11 @@ TEST(test_fused_min_p_touched_top)
             CHECK_OK(nextok_chain_add(fa, s));
             CHECK_OK(nextok_sampler_init_dist(&s, 5 + (uint64_t)rep, NULL));
             CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_chain_clone(fa, &pl));
-            nextok_chain_set_observer(pl, observe, NULL);
-            const void *r = as_dtype(row, V, (enum nextok_dtype)dt, half);
             char what[96];
             snprintf(what, sizeof what, "min-p touched top V %zu g %zu ban %d t %g p %g dt %d", V, g,
                      (int)ban, (double)t, (double)mp, dt);
-            int32_t tok;
-            if (g < V) { /* banning every id leaves nothing to sample */
-                compare_step(fa, pl, r, (enum nextok_dtype)dt, V, o1, o2, &tok, what);
-                fused += nextok_chain_last_fused(fa);
-                runs++;
-            }
-            nextok_chain_free(fa);
-            nextok_chain_free(pl);
+            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
+            runs++;
         }
     printf("  %d min-p rows with touched top values, %d fused\n", runs, fused);
     CHECK(fused == runs && runs > 0);
@@ -443,7 +447,6 @@ TEST(test_fused_top_p_heavy_boundary)
 {
     static float row[20000];
     static uint16_t half[20000];
-    static struct nextok_token_data o1[20000], o2[20000];
     static double e[20000];
     int fused = 0, runs = 0;
     for (int rep = 0; rep < scale() + 8; rep++)
@@ -474,10 +477,7 @@ TEST(test_fused_top_p_heavy_boundary)
             for (int u = (int)pick(5) - 2; u != 0; u += u > 0 ? -1 : 1)
                 p = nextafterf(p, u > 0 ? INFINITY : 0.0f);
             if (!(p > 0.0f && p < 1.0f)) continue;
-            struct nextok_chain_params cp = nextok_chain_default_params();
-            cp.n_vocab = (int32_t)V;
-            struct nextok_chain *fa = NULL, *pl = NULL;
-            CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+            struct nextok_chain *fa = chain_of(V);
             struct nextok_sampler *s = NULL;
             CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
             CHECK_OK(nextok_chain_add(fa, s));
@@ -485,18 +485,11 @@ TEST(test_fused_top_p_heavy_boundary)
             CHECK_OK(nextok_chain_add(fa, s));
             CHECK_OK(nextok_sampler_init_dist(&s, 17 + (uint64_t)rep, NULL));
             CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_chain_clone(fa, &pl));
-            nextok_chain_set_observer(pl, observe, NULL);
-            const void *r = as_dtype(row, V, (enum nextok_dtype)dt, half);
             char what[96];
             snprintf(what, sizeof what, "top-p heavy V %zu g %zu j %zu t %g p %.9g dt %d", V, g, j,
                      (double)t, (double)p, dt);
-            int32_t tok;
-            compare_step(fa, pl, r, (enum nextok_dtype)dt, V, o1, o2, &tok, what);
-            fused += nextok_chain_last_fused(fa);
+            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
             runs++;
-            nextok_chain_free(fa);
-            nextok_chain_free(pl);
         }
     printf("  %d top-p rows aimed at a boundary, %d fused\n", runs, fused);
     CHECK(fused == runs && runs > 0);
@@ -580,16 +573,6 @@ static void dense_pair(struct nextok_chain *fa, size_t V, enum row_kind rk, enum
         CHECK_OK(nextok_chain_accept(pl, b));
     }
     nextok_chain_free(pl);
-}
-
-/* An empty chain over V tokens. */
-static struct nextok_chain *chain_of(size_t V)
-{
-    struct nextok_chain_params cp = nextok_chain_default_params();
-    cp.n_vocab = (int32_t)V;
-    struct nextok_chain *c = NULL;
-    CHECK_OK(nextok_chain_init(&c, &cp, NULL));
-    return c;
 }
 
 /* Six random biases in [-span/2, span/2), a quarter of them bans (-inf). */
@@ -699,8 +682,6 @@ TEST(test_fused_top_p)
 TEST(test_fused_top_p_estimate_misses)
 {
     static float row[20000];
-    static uint16_t half[20000];
-    static struct nextok_token_data o1[20000], o2[20000];
     int fused = 0, runs = 0;
     for (int rep = 0; rep < scale() + 8; rep++)
         for (int dt = 0; dt < 3; dt++) {
@@ -710,10 +691,7 @@ TEST(test_fused_top_p_estimate_misses)
             const float up = (float[]){1.0f, 2.5f, 5.0f}[pick(3)];
             const bool in_runs = pick(2);
             for (size_t i = 0; i < V; i++) row[i] = gauss() + (((i % gap) < 32) == in_runs ? up : 0.0f);
-            struct nextok_chain_params cp = nextok_chain_default_params();
-            cp.n_vocab = (int32_t)V;
-            struct nextok_chain *fa = NULL, *pl = NULL;
-            CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
+            struct nextok_chain *fa = chain_of(V);
             struct nextok_sampler *s = NULL;
             if (pick(2)) add_bias6(fa, V, 6.0);
             CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
@@ -722,18 +700,11 @@ TEST(test_fused_top_p_estimate_misses)
             CHECK_OK(nextok_chain_add(fa, s));
             CHECK_OK(nextok_sampler_init_dist(&s, 23 + (uint64_t)rep, NULL));
             CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_chain_clone(fa, &pl));
-            nextok_chain_set_observer(pl, observe, NULL);
-            const void *r = as_dtype(row, V, (enum nextok_dtype)dt, half);
             char what[96];
             snprintf(what, sizeof what, "top-p estimate V %zu up %g in_runs %d t %g p %g dt %d", V,
                      (double)up, (int)in_runs, (double)t, (double)p, dt);
-            int32_t tok;
-            compare_step(fa, pl, r, (enum nextok_dtype)dt, V, o1, o2, &tok, what);
-            fused += nextok_chain_last_fused(fa);
+            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
             runs++;
-            nextok_chain_free(fa);
-            nextok_chain_free(pl);
         }
     printf("  %d top-p rows against the estimate, %d fused\n", runs, fused);
     CHECK(fused == runs && runs > 0);
