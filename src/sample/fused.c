@@ -1057,16 +1057,10 @@ void dense_compact(struct run *r, double thr)
     size_t n = 0, g = 0, lo, hi;
     while (active_run(r, th, &g, &lo, &hi)) {
         int nf = 0; /* the row is finite (dense_prepare) */
-        const size_t got = r->k->compact_ge((const char *)r->row + lo * esz, r->dt, hi - lo, tau,
-                                            (int32_t)lo, f->cids + n, f->cvals + n, hi - lo, &nf);
-        const size_t base = n;
-        for (size_t i = 0; i < got; i++) { /* drop touched ids: they come from the overrides */
-            f->cids[n] = f->cids[base + i];
-            f->cvals[n] = f->cvals[base + i];
-            n += !f->tmask[f->cids[n]];
-        }
+        n += r->k->compact_ge((const char *)r->row + lo * esz, r->dt, hi - lo, tau, (int32_t)lo,
+                              f->cids + n, f->cvals + n, hi - lo, &nf);
     }
-    r->nc = n;
+    r->nc = drop_touched(f->cids, f->cvals, n, f->touched, r->n_touched);
     r->tau = tau;
 }
 

@@ -23,6 +23,7 @@
 #define dense_compact nextok__fz_dense_compact
 #define drop_touched nextok__fz_drop_touched
 #define kth_largest nextok__fz_kth_largest
+#define emit_kept nextok__fz_emit_kept
 #define dense_value nextok__fz_dense_value
 #define fuse_top_k nextok__fz_fuse_top_k
 #define set_last nextok__fz_set_last
@@ -134,6 +135,16 @@ static inline bool ty_keep(float v, int32_t id, float c, float ls, float lv, int
     const float s = fabsf(v - c);
     return s < ls || (s == ls && (v > lv || (v == lv && id <= lid)));
 }
+
+/* A top-p cut (tp_keep(v, id, L, cut)) or a typical one (ty_keep(v, id,
+ * center, ls, lv, lid)), as emit_kept applies it. */
+struct kept {
+    bool typical;
+    float L, center, ls, lv;
+    int32_t id; /* cut (top-p) or lid (typical) */
+};
+
+size_t emit_kept(struct nextok_chain *c, const struct run *r, const struct kept *k);
 
 
 float preimage(float th, float t);

@@ -328,7 +328,7 @@ static float tp_raw_below(float v, float t)
 /* Candidates with processed values in [vlo, vhi): ids (ascending) in cids,
  * values in cvals, masses in cq. Returns the count. The untouched ones come
  * from one range compaction of the raw values that map into it. */
-static size_t tp_merge_overrides(struct run *r, size_t n, float vlo, float vhi, float scale);
+static size_t tp_take_interval(struct run *r, size_t n, float vlo, float vhi, float scale);
 
 static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
 {
@@ -341,15 +341,7 @@ static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
     while (active_run(r, vlo, &g, &lo, &hi))
         nc += r->k->compact_range((const char *)r->row + lo * esz, r->dt, hi - lo, rlo, rhi, (int32_t)lo,
                                   f->cids + nc, f->cvals + nc, r->V - nc);
-    size_t n = 0;
-    for (size_t i = 0; i < nc; i++) {
-        const float x = P(f->cvals[i], r->t);
-        f->cids[n] = f->cids[i];
-        f->cvals[n] = x;
-        n += !f->tmask[f->cids[i]];
-    }
-    for (size_t i = 0; i < n; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
-    return tp_merge_overrides(r, n, vlo, vhi, scale);
+    return tp_take_interval(r, nc, vlo, vhi, scale);
 }
 
 /* The overrides with processed values in [vlo, vhi) merged, in id order
@@ -382,9 +374,25 @@ static size_t tp_merge_overrides(struct run *r, size_t n, float vlo, float vhi, 
     return total;
 }
 
+/* The n compacted candidates of [vlo, vhi) (cids, raw cvals) as the
+ * refinement takes them: touched ids dropped, processed values, masses
+ * (independent iterations), the overrides in the interval merged. Returns
+ * the count. */
+static size_t tp_take_interval(struct run *r, size_t n, float vlo, float vhi, float scale)
+{
+    struct nextok__fused *f = r->f;
+    n = drop_touched(f->cids, f->cvals, n, f->touched, r->n_touched);
+    for (size_t i = 0; i < n; i++) {
+        f->cvals[i] = P(f->cvals[i], r->t);
+        f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
+    }
+    return tp_merge_overrides(r, n, vlo, vhi, scale);
+}
+
 /* Refine the gathered candidates by bucket (key - *base) >> shift, nb <=
- * HBINS of them (every key is below *base + (nb << shift)): keep only the crossing bucket's candidates (in place, order
- * kept) and move *base to that bucket's first key. Returns the count. */
+ * HBINS of them (every key is below *base + (nb << shift)): keep only the
+ * crossing bucket's candidates (in place, order kept) and move *base to
+ * that bucket's first key. Returns the count. */
 static size_t tp_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift,
                         unsigned nb, uint64_t target, uint64_t *above, size_t *n_above)
 {
@@ -477,8 +485,11 @@ static size_t tp_refine_all(struct nextok__fused *f, size_t n, uint64_t target, 
     }
 }
 
-/* Survivors in sorted order into c->work (the chain's top-p output). */
-static void tp_emit(struct nextok_chain *c, const struct run *r, float L, int32_t cut)
+/* The candidates (row values and overrides, processed, in id order) that
+ * the cut keeps, into c->work; returns the count. One pass over the row,
+ * 64 values at a time; the cut's kind is the same for every value, so its
+ * branch always predicts. */
+size_t emit_kept(struct nextok_chain *c, const struct run *r, const struct kept *k)
 {
     const struct nextok__fused *f = r->f;
     size_t n = 0, o = 0;
@@ -494,10 +505,18 @@ static void tp_emit(struct nextok_chain *c, const struct run *r, float L, int32_
                 if (o == f->n_ov || f->ov[o].id != id) continue;
                 x = P(f->ov[o].logit, r->t);
             }
-            if (tp_keep(x, id, L, cut)) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
+            const bool keep = k->typical ? ty_keep(x, id, k->center, k->ls, k->lv, k->id)
+                                         : tp_keep(x, id, k->L, k->id);
+            if (keep) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
         }
     }
-    set_last(c, n, true);
+    return n;
+}
+
+/* Survivors in sorted order into c->work (the chain's top-p output). */
+static void tp_emit(struct nextok_chain *c, const struct run *r, float L, int32_t cut)
+{
+    set_last(c, emit_kept(c, r, &(struct kept){.L = L, .id = cut}), true);
 }
 
 /* dist right after the cut: the dense weights with every non-survivor at 0
@@ -657,14 +676,7 @@ static int tp_band_cross(struct run *r, const struct nextok__p_top_p *q, float s
     const uint64_t target = nextok__mass_target(q->p, qb[0]);
     if (qb[1] >= target) return 1;
     if (qb[2] < target) return -1;
-    /* the interval's candidates: touched ids dropped, processed values and
-     * masses (independent iterations) */
-    size_t n = drop_touched(f->cids, f->cvals, got, f->touched, r->n_touched);
-    for (size_t i = 0; i < n; i++) {
-        f->cvals[i] = P(f->cvals[i], r->t);
-        f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], scale);
-    }
-    n = tp_merge_overrides(r, n, vlo, vhi, scale);
+    const size_t n = tp_take_interval(r, got, vlo, vhi, scale);
     const struct tp_interval iv = {vlo, vhi, qb[2] - qb[1]};
     tp_finish(f, n, &iv, target, qb[1], (size_t)cb[1], q->ties == NEXTOK_TIES_KEEP, L, cut, n_keep);
     return 0;

@@ -179,15 +179,7 @@ static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
         ts->q_total -= q;
         if (k < ts->klo) ts->q_below -= q, ts->n_below--;
     }
-    if (r->n_touched > 0) { /* drop the row's touched entries */
-        size_t j = 0;
-        for (size_t i = 0; i < m; i++) {
-            f->cids[j] = f->cids[i];
-            f->cvals[j] = f->cvals[i];
-            j += !f->tmask[f->cids[i]];
-        }
-        m = j;
-    }
+    m = drop_touched(f->cids, f->cvals, m, f->touched, r->n_touched); /* the row's touched entries */
     for (size_t j = 0; j < f->n_ov; j++) {
         const int32_t id = f->ov[j].id;
         const float sc = fabsf(P(f->ov[j].logit, r->t) - ts->center);
@@ -256,24 +248,8 @@ static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsig
 static void ty_emit(struct nextok_chain *c, const struct run *r, float center, float ls, float lv,
                     int32_t lid)
 {
-    const struct nextok__fused *f = r->f;
-    size_t n = 0, o = 0;
-    float vb[64];
-    for (size_t b = 0; b < r->V; b += 64) {
-        const size_t len = r->V - b < 64 ? r->V - b : 64;
-        const float *v = tp_vals(r, b, len, vb);
-        for (size_t i = 0; i < len; i++) {
-            const int32_t id = (int32_t)(b + i);
-            float x = v[i];
-            if (f->tmask[id]) {
-                while (o < f->n_ov && f->ov[o].id < id) o++;
-                if (o == f->n_ov || f->ov[o].id != id) continue;
-                x = P(f->ov[o].logit, r->t);
-            }
-            if (ty_keep(x, id, center, ls, lv, lid)) c->work[n++] = (struct nextok_token_data){id, x, 0.0f};
-        }
-    }
-    c->last = (struct nextok_token_data_array){c->work, n, -1, false};
+    const struct kept k = {.typical = true, .center = center, .ls = ls, .lv = lv, .id = lid};
+    c->last = (struct nextok_token_data_array){c->work, emit_kept(c, r, &k), -1, false};
 }
 
 /* dist right after the cut: the dense weights with every non-survivor at 0,

@@ -621,6 +621,16 @@ AI void add_masked64(__m256i a[2], __m256 m, __m256i q0, __m256i q1)
     a[1] = _mm256_add_epi64(a[1], _mm256_and_si256(m1, q1));
 }
 
+/* tail + the eight 64-bit lanes of a[0..1] */
+static uint64_t sum_lanes64(const __m256i a[2], uint64_t tail)
+{
+    uint64_t l[8];
+    _mm256_storeu_si256((__m256i *)l, a[0]);
+    _mm256_storeu_si256((__m256i *)(l + 4), a[1]);
+    for (int k = 0; k < 8; k++) tail += l[k];
+    return tail;
+}
+
 /* mass_above's two-threshold sums 8 lanes at a time (mass4's exact floor),
  * the band's lanes written by emit; the last n % 8 elements: the
  * reference. */
@@ -656,14 +666,7 @@ static size_t avx2_mass_band(const void *row, enum nextok_dtype dt, size_t n, co
     c += nextok__ref_mass_band((const char *)row + i * nextok_dtype_size(dt), dt, n - i, w + i, scale, hi, lo,
                                NULL, 0.0f, tq, tc, base + (int32_t)i, ids + (c < cap ? c : cap),
                                vals + (c < cap ? c : cap), c < cap ? cap - c : 0);
-    for (int j = 0; j < 3; j++) {
-        uint64_t l[8];
-        _mm256_storeu_si256((__m256i *)l, a[j][0]);
-        _mm256_storeu_si256((__m256i *)(l + 4), a[j][1]);
-        uint64_t sum = tq[j];
-        for (int k = 0; k < 8; k++) sum += l[k];
-        q[j] = sum;
-    }
+    for (int j = 0; j < 3; j++) q[j] = sum_lanes64(a[j], tq[j]);
     if (cnt) cnt[0] = n, cnt[1] = c1 + tc[1], cnt[2] = c2 + tc[2];
     return c;
 }
@@ -694,12 +697,7 @@ static void avx2_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
     uint64_t tq[5], tc[5];
     nextok__ref_mass_above((const char *)row + i * nextok_dtype_size(dt), dt, n - i, w + i, scale, thr, NULL, 0.0f, tq, tc);
     for (int j = 0; j < 5; j++) {
-        uint64_t l[8];
-        _mm256_storeu_si256((__m256i *)l, a[j][0]);
-        _mm256_storeu_si256((__m256i *)(l + 4), a[j][1]);
-        uint64_t sum = tq[j];
-        for (int k = 0; k < 8; k++) sum += l[k];
-        q[j] = sum;
+        q[j] = sum_lanes64(a[j], tq[j]);
         if (cnt) cnt[j] = c[j] + tc[j];
     }
 }

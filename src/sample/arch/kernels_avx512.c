@@ -737,11 +737,32 @@ static void avx512_cut_weights(const void *row, enum nextok_dtype dt, size_t n, 
         acc1 = _mm512_mask_add_epi64(acc1, (__mmask8)((m) >> 8), acc1, q1);  \
     } while (0)
 
+/* The masses of weights i .. i+15 (lanes k), as mass_q: times scale, the
+ * same min, truncation; lanes 0-7 in *q0, 8-15 in *q1. */
+AI void mass16(const float *w, size_t i, __mmask16 k, __m512 sc, __m512i *q0, __m512i *q1)
+{
+    const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc),
+                                    _mm512_set1_ps(0x1p62f));
+    *q0 = _mm512_cvttps_epi64(_mm512_castps512_ps256(ws));
+    *q1 = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1));
+}
+
+/* A group the hint rules out: its masses [g, e) only add to the total. */
+AI void mass_total(const float *w, size_t g, size_t e, __m512 sc, __m512i *a0, __m512i *b0)
+{
+    for (size_t i = g; i < e; i += 16) {
+        __m512i q0, q1;
+        mass16(w, i, tail_mask(e - i), sc, &q0, &q1);
+        *a0 = _mm512_add_epi64(*a0, q0);
+        *b0 = _mm512_add_epi64(*b0, q1);
+    }
+}
+
 AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const float *w, float scale,
                         const float thr[4], const float *gmax, float gth, uint64_t q[5], uint64_t cnt[5],
                         int counts)
 {
-    const __m512 sc = _mm512_set1_ps(scale), cap = _mm512_set1_ps(0x1p62f);
+    const __m512 sc = _mm512_set1_ps(scale);
     const __m512 t0 = _mm512_set1_ps(thr[0]), t1 = _mm512_set1_ps(thr[1]);
     const __m512 t2 = _mm512_set1_ps(thr[2]), t3 = _mm512_set1_ps(thr[3]);
     __m512i a0 = _mm512_setzero_si512(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
@@ -749,21 +770,15 @@ AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const f
     uint64_t c1 = 0, c2 = 0, c3 = 0, c4 = 0;
     for (size_t g = 0; g < n; g += NEXTOK__BMAX_IDS) {
         const size_t e = n - g < NEXTOK__BMAX_IDS ? n : g + NEXTOK__BMAX_IDS;
-        if (gmax && !(gmax[g / NEXTOK__BMAX_IDS] >= gth)) { /* only the total */
-            for (size_t i = g; i < e; i += 16) {
-                const __mmask16 k = tail_mask(e - i);
-                const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cap);
-                a0 = _mm512_add_epi64(a0, _mm512_cvttps_epi64(_mm512_castps512_ps256(ws)));
-                b0 = _mm512_add_epi64(b0, _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1)));
-            }
+        if (gmax && !(gmax[g / NEXTOK__BMAX_IDS] >= gth)) {
+            mass_total(w, g, e, sc, &a0, &b0);
             continue;
         }
         for (size_t i = g; i < e; i += 16) {
             const __mmask16 k = tail_mask(e - i);
             const __m512 x = load16(row, dt, i, k);
-            const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cap);
-            const __m512i q0 = _mm512_cvttps_epi64(_mm512_castps512_ps256(ws));
-            const __m512i q1 = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1));
+            __m512i q0, q1;
+            mass16(w, i, k, sc, &q0, &q1);
             a0 = _mm512_add_epi64(a0, q0);
             b0 = _mm512_add_epi64(b0, q1);
             const __mmask16 m1 = _mm512_mask_cmp_ps_mask(k, x, t0, _CMP_GE_OQ);
@@ -790,44 +805,34 @@ AI void mass_above_impl(enum nextok_dtype dt, const void *row, size_t n, const f
     if (counts) cnt[0] = n, cnt[1] = c1, cnt[2] = c2, cnt[3] = c3, cnt[4] = c4;
 }
 
-#undef MA_ADD
-
 /* mass_above's sums for two thresholds, the band's elements compressed
  * (ids and raw values; the caller takes their masses from w). */
 AI size_t mass_band_impl(enum nextok_dtype dt, const void *row, size_t n, const float *w, float scale,
                          float hi, float lo, const float *gmax, float gth, uint64_t q[3], uint64_t cnt[3],
                          int counts, int32_t base, int32_t *ids, float *vals, size_t cap)
 {
-    const __m512 sc = _mm512_set1_ps(scale), cp = _mm512_set1_ps(0x1p62f);
+    const __m512 sc = _mm512_set1_ps(scale);
     const __m512 th = _mm512_set1_ps(hi), tl = _mm512_set1_ps(lo);
     __m512i a0 = _mm512_setzero_si512(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0;
     uint64_t c1 = 0, c2 = 0;
     size_t c = 0;
     for (size_t g = 0; g < n; g += NEXTOK__BMAX_IDS) {
         const size_t e = n - g < NEXTOK__BMAX_IDS ? n : g + NEXTOK__BMAX_IDS;
-        if (gmax && !(gmax[g / NEXTOK__BMAX_IDS] >= gth)) { /* only the total */
-            for (size_t i = g; i < e; i += 16) {
-                const __mmask16 k = tail_mask(e - i);
-                const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cp);
-                a0 = _mm512_add_epi64(a0, _mm512_cvttps_epi64(_mm512_castps512_ps256(ws)));
-                b0 = _mm512_add_epi64(b0, _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1)));
-            }
+        if (gmax && !(gmax[g / NEXTOK__BMAX_IDS] >= gth)) {
+            mass_total(w, g, e, sc, &a0, &b0);
             continue;
         }
         for (size_t i = g; i < e; i += 16) {
             const __mmask16 k = tail_mask(e - i);
             const __m512 x = load16(row, dt, i, k);
-            const __m512 ws = _mm512_min_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), sc), cp);
-            const __m512i q0 = _mm512_cvttps_epi64(_mm512_castps512_ps256(ws));
-            const __m512i q1 = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(ws, 1));
+            __m512i q0, q1;
+            mass16(w, i, k, sc, &q0, &q1);
             a0 = _mm512_add_epi64(a0, q0);
             b0 = _mm512_add_epi64(b0, q1);
             const __mmask16 mh = _mm512_mask_cmp_ps_mask(k, x, th, _CMP_GE_OQ);
             const __mmask16 ml = _mm512_mask_cmp_ps_mask(k, x, tl, _CMP_GE_OQ);
-            a1 = _mm512_mask_add_epi64(a1, (__mmask8)mh, a1, q0);
-            b1 = _mm512_mask_add_epi64(b1, (__mmask8)(mh >> 8), b1, q1);
-            a2 = _mm512_mask_add_epi64(a2, (__mmask8)ml, a2, q0);
-            b2 = _mm512_mask_add_epi64(b2, (__mmask8)(ml >> 8), b2, q1);
+            MA_ADD(a1, b1, mh, q0, q1);
+            MA_ADD(a2, b2, ml, q0, q1);
             if (counts) {
                 c1 += (uint64_t)__builtin_popcount(mh);
                 c2 += (uint64_t)__builtin_popcount(ml);
@@ -842,6 +847,8 @@ AI size_t mass_band_impl(enum nextok_dtype dt, const void *row, size_t n, const 
     if (counts) cnt[0] = n, cnt[1] = c1, cnt[2] = c2;
     return c;
 }
+
+#undef MA_ADD
 
 static size_t avx512_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
                                float scale, float hi, float lo, const float *gmax, float gth,
