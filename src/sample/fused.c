@@ -253,8 +253,10 @@ void mark_touched(const struct run *r)
 
 /* The union of the ids every processor touches, ascending (sorted, then
  * duplicates dropped). Returns the count, or (size_t)-1 on NOMEM. */
-static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c)
+static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c, const void *row,
+                              enum nextok_dtype dt)
 {
+    const size_t esz = nextok_dtype_size(dt);
     size_t n = 0;
     for (size_t s = 0; s < f->n_proc; s++) {
         size_t got = 0, room = f->touched_cap - n;
@@ -267,7 +269,10 @@ static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c)
         const size_t base = n;
         for (size_t j = 0; j < got; j++) {
             const int32_t id = f->touched[base + j];
-            if (id >= 0 && id < f->n_vocab) f->touched[n++] = id;
+            if (id < 0 || id >= f->n_vocab) continue;
+            /* the gather's loads start now, under the sort */
+            __builtin_prefetch((const char *)row + (size_t)id * esz);
+            f->touched[n++] = id;
         }
     }
     sort_ids(f->touched, n);
@@ -283,13 +288,11 @@ static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c)
 static bool apply_overrides(struct nextok__fused *f, struct nextok_chain *c, const void *row,
                             enum nextok_dtype dt, size_t *n_touched)
 {
-    size_t n = collect_touched(f, c);
+    size_t n = collect_touched(f, c, row, dt);
     if (n == (size_t)-1) return false;
     *n_touched = n;
     if (!grow((void **)&f->ov, &f->ov_cap, n ? n : 1, sizeof *f->ov)) return false;
     /* the touched ids ascend: ov is gathered in id order */
-    const size_t esz = nextok_dtype_size(dt);
-    for (size_t j = 0; j < n; j++) __builtin_prefetch((const char *)row + (size_t)f->touched[j] * esz);
     for (size_t j = 0; j < n; j++) {
         float x = nextok__row_get(row, dt, (size_t)f->touched[j]);
         if (!isfinite(x)) goto fail;
@@ -429,19 +432,26 @@ float kth_largest(float *a, size_t n, size_t rank)
     return a[want];
 }
 
+/* Ask for the lines guess_tau reads (and the σ centre), all at once, as
+ * soon as the row arrives: a row not in cache then costs about one memory
+ * latency, hidden under the processors' work, not sixteen in a row. */
+static void prefetch_sample(const void *row, enum nextok_dtype dt, size_t V)
+{
+    if (V <= SAMPLE_N) return;
+    const size_t runs = SAMPLE_N / 32, gap = V / runs, esz = nextok_dtype_size(dt);
+    for (size_t b = 0; b < runs; b++)
+        for (size_t o = 0; o < 32 * esz; o += 64) __builtin_prefetch((const char *)row + b * gap * esz + o);
+}
+
 /* A raw threshold expected to leave about 2 * need + 32 elements above it,
  * from a strided sample of the row (NaN skipped); -inf for small rows. */
 static float guess_tau(struct run *r, size_t need, unsigned widen)
 {
     if (r->V <= SAMPLE_N) return -INFINITY;
     /* 16 runs of 32 contiguous elements spread over the row: a few cache
-     * lines each, so a row that is not in cache costs 16 misses, not 512 */
+     * lines each, so a row that is not in cache costs 16 misses, not 512
+     * (requested by prefetch_sample when the row arrived) */
     const size_t runs = SAMPLE_N / 32, gap = r->V / runs;
-    const size_t esz = nextok_dtype_size(r->dt);
-    /* ask for every run at once: a row not in cache then costs about one
-     * memory latency here, not sixteen in a row */
-    for (size_t b = 0; b < runs; b++)
-        for (size_t o = 0; o < 32 * esz; o += 64) __builtin_prefetch((const char *)r->row + b * gap * esz + o);
     /* the runs widened by the SIMD kernel (exact values), then the NaNs
      * dropped in order without a branch: the same sample as element-wise
      * nextok__row_get, without a conversion call per element */
@@ -450,13 +460,20 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
         if (r->dt == NEXTOK_DTYPE_F32) memcpy(sm + 32 * b, (const float *)r->row + b * gap, 32 * sizeof *sm);
         else r->k->widen((const uint16_t *)r->row + b * gap, r->dt, 32, sm + 32 * b);
     }
+    const double per = (double)(2 * need + 32) / (double)r->V * (double)(1u << widen);
+    if (per * SAMPLE_N + 1.0 < 2.0) {
+        /* rank 1 (top-k 40 of a large row): the largest non-NaN value, by
+         * the kernel; NaNs only lower the count, so the rank stays 1 */
+        int nf = 0;
+        return r->k->max(sm, NEXTOK_DTYPE_F32, SAMPLE_N, &nf);
+    }
     size_t ns = 0;
     for (size_t i = 0; i < SAMPLE_N; i++) {
         const float x = sm[i];
         sm[ns] = x;
         ns += !isnan(x);
     }
-    double want = ((double)(2 * need + 32) * (double)ns / (double)r->V) * (double)(1u << widen) + 1.0;
+    double want = per * (double)ns + 1.0;
     if (ns == 0 || want >= (double)ns) return -INFINITY;
     const size_t rank = (size_t)want;
     if (rank <= 8) {
@@ -1255,6 +1272,7 @@ nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum
     struct nextok__fused *f;
     if (plan_get(c, &f) != NEXTOK_OK || !f->fusable) return NEXTOK_OK;
     if (f->has_allowed) return run_allowed(c, f, logits, dtype, handled);
+    prefetch_sample(logits, dtype, (size_t)c->params.n_vocab);
     size_t n_touched = 0;
     if (!apply_overrides(f, c, logits, dtype, &n_touched)) return NEXTOK_OK;
     struct run r = {f, nextok__kernels(), logits, dtype, (size_t)c->params.n_vocab, 0, 1.0f, 0, 0,
