@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI tests for `nextok probs|sample|explain` and the shared flag/file handling.
+# CLI tests for `nextok probs|sample|explain|bench` and the shared flag/file handling.
 #
 #   bash tests/cli_core.sh <path-to-nextok> <source-dir> [<data-dir>]
 #
@@ -184,6 +184,12 @@ def main():
         if len(args) > 1:
             want = args[1].split(",")
             assert names == want, "chain %r, want %r" % (names, want)
+    elif cmd == "bench":     # bench OUT ROWS: one JSON object, the keys issue 3 names
+        doc = json.loads(open(args[0]).read())
+        for k in ("ns_per_row", "read_pass_ns", "ratio_to_read_pass", "rows_per_s", "gb_per_s"):
+            assert isinstance(doc.get(k), (int, float)) and doc[k] > 0, "%s: %r" % (k, doc.get(k))
+        assert abs(doc["ratio_to_read_pass"] - doc["ns_per_row"] / doc["read_pass_ns"]) < 1e-3 * doc["ratio_to_read_pass"] + 1e-3
+        assert doc["rows"] == int(args[1]) and doc["fused"] is True, "rows %r fused %r" % (doc["rows"], doc["fused"])
     else:
         sys.exit("unknown helper command " + cmd)
 
@@ -387,6 +393,15 @@ for voc in "${VOCABS[@]}"; do
 done
 bad_msg "--vocab malformed" "vocab" probs --logits "$A4" --vocab "$T/garbage-vocab.txt"
 bad_msg "--vocab missing" "vocab" probs --logits "$A4" --vocab "$T/nope.json"
+
+# --- bench (a small row, so it is quick; the timings themselves are not checked) -------
+for r in 1 3; do
+    if ok "bench --rows $r" bench --vocab 4096 --iters 200 --warmup 2 --no-plain --json --rows $r --top-k 40 --temp 0.8 &&
+        why=$(py bench "$T/out" $r); then pass; else fail "bench --rows $r: ${why:-}"; fi
+done
+bad_msg "bench --rows with a batch" "rows" bench --vocab 4096 --batch 2 --rows 2 --no-plain
+bad "bench --rows 0" bench --vocab 4096 --rows 0
+bad "bench --iters 10" bench --vocab 4096 --iters 10
 
 # --- bad input: exit 2, one line on stderr, nothing on stdout -------------------------
 bad_msg "unknown flag" "unknown flag '--bogus'" probs --logits "$A4" --bogus

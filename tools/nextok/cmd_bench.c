@@ -8,9 +8,9 @@
  *   peaked: logit[i] = 2.5 normal() for i = 0..V-1, then 20 distinct ids
  *           floor(uniform() V) (duplicates redrawn), each += 8 + 6 uniform();
  *   flat:   logit[i] = normal().
- * Rows 1..B-1 of a batch continue the same stream (row r is generated right
- * after row r-1, boosts included). f16/bf16 rows are the f32 values rounded
- * to nearest even.
+ * Rows 1..B-1 of a batch (and rows 1..R-1 of --rows R) continue the same
+ * stream (row r is generated right after row r-1, boosts included).
+ * f16/bf16 rows are the f32 values rounded to nearest even.
  *
  * When the chain has penalties, DRY or an n-gram ban, 64 history tokens are
  * accepted first: floor(uniform() V) from splitmix64 seeded 0x4157000 + V.
@@ -76,7 +76,7 @@ static void gen_row(struct sm64 *g, bool peaked, size_t V, float *row)
 
 struct bench_opts {
     bool peaked;
-    size_t V, B, T;
+    size_t V, B, T, R; /* R: distinct rows cycled through when B = 1 */
     enum nextok_dtype dtype;
     long long iters, warmup, plain_iters;
     bool json, no_plain;
@@ -112,6 +112,7 @@ static enum cli_parse own_flag(struct bench_opts *o, int argc, char **argv, int 
     struct { const char *name; long long lo, hi; void *dst; bool size; } nums[] = {
         {"--vocab", 1, INT32_MAX, &o->V, true},       {"--batch", 1, 1 << 20, &o->B, true},
         {"--threads", 1, 1024, &o->T, true},          {"--iters", 200, 100000000, &o->iters, false},
+        {"--rows", 1, 4096, &o->R, true},
         {"--warmup", 0, 100000000, &o->warmup, false}, {"--plain-iters", 1, 100000000, &o->plain_iters, false},
     };
     for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
@@ -129,11 +130,13 @@ static enum cli_parse own_flag(struct bench_opts *o, int argc, char **argv, int 
 static void usage(void)
 {
     printf("usage: nextok bench [--dist peaked|flat] [--vocab V] [--dtype f32|f16|bf16]\n"
-           "                    [--batch B] [--threads T] [--iters N] [--warmup N]\n"
+           "                    [--batch B] [--threads T] [--rows R] [--iters N] [--warmup N]\n"
            "                    [--plain-iters N] [--no-plain] [--json] [sampling flags]\n"
            "Times the sampling call per row against a plain read pass over the same\n"
-           "logits (and the plain chain with the fused path off). Defaults: peaked,\n"
-           "V 128256, f32, B 1, T 1, 200 iterations after 20 warm-up calls.\n\n");
+           "logits (and the plain chain with the fused path off). With --rows R (B = 1)\n"
+           "call k samples row k mod R of R generated rows, so branch predictors cannot\n"
+           "learn one row. Defaults: peaked, V 128256, f32, B 1, R 1, T 1, 200 iterations\n"
+           "after 20 warm-up calls.\n\n");
     cli_sampling_usage(stdout);
 }
 
@@ -311,7 +314,8 @@ static int build_chains(struct bench *b, const struct cli_sampling *smp)
 
 static void *make_rows(const struct bench_opts *o)
 {
-    const size_t n = o->V * o->B, es = nextok_dtype_size(o->dtype);
+    const size_t nr = o->B > o->R ? o->B : o->R;
+    const size_t n = o->V * nr, es = nextok_dtype_size(o->dtype);
     float *f = malloc(n * sizeof *f);
     void *out = o->dtype == NEXTOK_DTYPE_F32 ? (void *)f : malloc(n * es);
     if (!f || !out) {
@@ -319,7 +323,7 @@ static void *make_rows(const struct bench_opts *o)
         return NULL;
     }
     struct sm64 g = {(o->peaked ? 0x5EED0000ull : 0xF1A70000ull) + o->V};
-    for (size_t r = 0; r < o->B; r++) gen_row(&g, o->peaked, o->V, f + r * o->V);
+    for (size_t r = 0; r < nr; r++) gen_row(&g, o->peaked, o->V, f + r * o->V);
     if (o->dtype == NEXTOK_DTYPE_F32) return f;
     uint16_t *h = out;
     for (size_t i = 0; i < n; i++)
@@ -328,12 +332,19 @@ static void *make_rows(const struct bench_opts *o)
     return out;
 }
 
+/* The k-th call's row (B = 1: row k mod R). */
+static const void *row_of(const struct bench *b, long long k)
+{
+    const size_t bytes = b->o.V * nextok_dtype_size(b->o.dtype);
+    return (const char *)b->rows + (size_t)(k % (long long)b->o.R) * bytes;
+}
+
 /* One timed sampling call over all rows (fused chains or plain ones). */
-static nextok_status sample_once(struct bench *b, struct nextok_chain **chains, double *ns)
+static nextok_status sample_once(struct bench *b, struct nextok_chain **chains, long long k, double *ns)
 {
     double t0 = now_ns();
     nextok_status rc;
-    if (b->o.B == 1) rc = nextok_chain_sample(chains[0], b->rows, b->o.dtype, b->tokens);
+    if (b->o.B == 1) rc = nextok_chain_sample(chains[0], row_of(b, k), b->o.dtype, b->tokens);
     else rc = nextok_batch_sample(b->pool, chains, b->rows, b->o.dtype, b->o.B, b->o.V, b->tokens, b->st);
     *ns = now_ns() - t0;
     return rc;
@@ -344,10 +355,10 @@ static int time_sampling(struct bench *b, struct nextok_chain **chains, long lon
 {
     double ns;
     for (long long k = 0; k < b->o.warmup; k++)
-        if (sample_once(b, chains, &ns) != NEXTOK_OK)
+        if (sample_once(b, chains, k, &ns) != NEXTOK_OK)
             return cli_fail("bench", "sampling failed: %s", nextok_chain_errmsg(chains[0]));
     for (long long k = 0; k < iters; k++)
-        if (sample_once(b, chains, &t[k]) != NEXTOK_OK)
+        if (sample_once(b, chains, k, &t[k]) != NEXTOK_OK)
             return cli_fail("bench", "sampling failed: %s", nextok_chain_errmsg(chains[0]));
     *out = summarize(t, (size_t)iters);
     return 0;
@@ -367,8 +378,14 @@ static struct stats time_read(struct bench *b, double *t, long long iters)
             pthread_create(&th[k], NULL, reader_main, &args[k]);
         }
     }
-    for (long long k = 0; k < b->o.warmup; k++) (void)read_pass_once(&r);
-    for (long long k = 0; k < iters; k++) t[k] = read_pass_once(&r);
+    for (long long k = 0; k < b->o.warmup; k++) {
+        r.data = b->o.B == 1 ? row_of(b, k) : b->rows;
+        (void)read_pass_once(&r);
+    }
+    for (long long k = 0; k < iters; k++) {
+        r.data = b->o.B == 1 ? row_of(b, k) : b->rows;
+        t[k] = read_pass_once(&r);
+    }
     if (r.T > 1) {
         r.stop = true;
         pthread_barrier_wait(&r.start);
@@ -388,12 +405,12 @@ static void report(const struct bench *b, const struct cli_sampling *smp, struct
     const double plain_row = b->o.no_plain ? 0.0 : pl.med / B;
     if (b->o.json) {
         printf("{\"dist\":\"%s\",\"vocab\":%zu,\"dtype\":\"%s\",\"batch\":%zu,\"threads\":%zu,"
-               "\"profile\":\"%s\",\"iters\":%lld,\"fused\":%s,"
+               "\"rows\":%zu,\"profile\":\"%s\",\"iters\":%lld,\"fused\":%s,"
                "\"ns_per_row\":%.1f,\"p10_ns_per_row\":%.1f,\"p90_ns_per_row\":%.1f,"
                "\"read_pass_ns\":%.1f,\"ratio_to_read_pass\":%.3f,\"rows_per_s\":%.1f,"
                "\"gb_per_s\":%.3f,\"read_gb_per_s\":%.3f,\"plain_ns_per_row\":%.1f,"
                "\"speedup_vs_plain\":%.2f,\"avx2\":%s,\"avx512\":%s}\n",
-               b->o.peaked ? "peaked" : "flat", b->o.V, dt, b->o.B, b->o.T,
+               b->o.peaked ? "peaked" : "flat", b->o.V, dt, b->o.B, b->o.T, b->o.R,
                nextok_profile_name(smp->profile), b->o.iters, fused ? "true" : "false", ns_row,
                s.p10 / B, s.p90 / B, rd_row, ns_row / rd_row, 1e9 / ns_row, bytes / ns_row,
                bytes / rd_row, plain_row, plain_row > 0 ? plain_row / ns_row : 0.0,
@@ -457,7 +474,7 @@ int nextok_cmd_bench(int argc, char **argv)
     }
     struct bench b;
     memset(&b, 0, sizeof b);
-    b.o = (struct bench_opts){true, 128256, 1, 1, NEXTOK_DTYPE_F32, 200, 20, 0, false, false};
+    b.o = (struct bench_opts){true, 128256, 1, 1, 1, NEXTOK_DTYPE_F32, 200, 20, 0, false, false};
     struct cli_sampling smp;
     cli_sampling_init(&smp);
     int rc = 0;
@@ -467,6 +484,7 @@ int nextok_cmd_bench(int argc, char **argv)
         if (r == CLI_PARSE_NOT_MINE) r = cli_unknown_flag("bench", argv[i]);
         if (r == CLI_PARSE_ERROR) rc = CLI_EXIT_USAGE;
     }
+    if (!rc && b.o.R > 1 && b.o.B > 1) rc = cli_fail("bench", "--rows: only with --batch 1");
     if (!rc && b.o.plain_iters == 0) b.o.plain_iters = b.o.B > 1 ? 10 : b.o.iters;
     if (!rc) rc = run_bench(&b, &smp);
     bench_free(&b);
