@@ -320,8 +320,8 @@ static struct nextok_chain *chain_of(size_t V)
 static bool row_pair(struct nextok_chain *fa, const float *row, size_t V, enum nextok_dtype dt,
                      const char *what)
 {
-    static uint16_t half[20000];
-    static struct nextok_token_data o1[20000], o2[20000];
+    static uint16_t half[70000];
+    static struct nextok_token_data o1[70000], o2[70000];
     struct nextok_chain *pl = NULL;
     CHECK_OK(nextok_chain_clone(fa, &pl));
     nextok_chain_set_observer(pl, observe, NULL);
@@ -331,6 +331,76 @@ static bool row_pair(struct nextok_chain *fa, const float *row, size_t V, enum n
     nextok_chain_free(fa);
     nextok_chain_free(pl);
     return fused;
+}
+
+/*
+ * The top candidates by blocks (collect_top on rows of at least 8 blocks of
+ * 512 ids when the candidates needed are at most a quarter of the blocks):
+ * rows whose top values share one block, whose block maxima tie, that are
+ * all negative, or plain; the top ids touched by penalties or pushed down by
+ * a logit bias (so a block maximum can be a touched id and the route falls
+ * back); top-k, min-p + top-k and min-p alone, every dtype, against the
+ * plain chain.
+ */
+TEST(test_fused_block_route)
+{
+    static float row[70000];
+    int runs = 0, fused = 0;
+    for (int rep = 0; rep < scale() / 2 + 8; rep++)
+        for (int dt = 0; dt < 3; dt++) {
+            const size_t V = (size_t)(int[]){4096, 8269, 20000, 65541}[pick(4)];
+            const size_t kmax = V / 512 / 4;
+            const int k = 1 + (int)pick(kmax);
+            const int layout = (int)pick(4);
+            for (size_t i = 0; i < V; i++) {
+                const float g = gauss();
+                row[i] = layout == 2 ? roundf(g * 2.0f) * 0.5f : layout == 3 ? g - 50.0f : g;
+            }
+            int32_t top[64];
+            const size_t nt = (size_t)k + 2 < 64 ? (size_t)k + 2 : 64;
+            const size_t base = pick(V - 64);
+            for (size_t j = 0; j < nt; j++) { /* the top values: one block, or anywhere */
+                top[j] = (int32_t)(layout == 1 ? base + j : pick(V));
+                row[top[j]] = (layout == 3 ? -40.0f : 8.0f) + (float)unif() * (layout == 2 ? 0.0f : 2.0f);
+            }
+            struct nextok_chain *fa = chain_of(V);
+            struct nextok_sampler *s = NULL;
+            const int touch = (int)pick(3); /* 0: none, 1: penalties, 2: logit bias */
+            if (touch == 1) {
+                struct nextok_penalty_params pp = nextok_penalty_default_params((int32_t)V);
+                pp.repeat = 1.3f;
+                pp.presence = 0.5f;
+                CHECK_OK(nextok_sampler_init_penalties(&s, &pp, NULL));
+                CHECK_OK(nextok_chain_add(fa, s));
+            } else if (touch == 2) {
+                struct nextok_logit_bias lb[4];
+                for (int j = 0; j < 4; j++) lb[j] = (struct nextok_logit_bias){top[pick(nt)], -(float)(5.0 + unif() * 20.0)};
+                CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 4, NULL));
+                CHECK_OK(nextok_chain_add(fa, s));
+            }
+            const float t = (float[]){0.8f, 1.0f}[pick(2)];
+            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            const int stages = (int)pick(3); /* top-k | min-p + top-k | min-p */
+            if (stages) {
+                CHECK_OK(nextok_sampler_init_min_p(&s, stages == 1 ? 0.3f : 0.05f, 1, NULL));
+                CHECK_OK(nextok_chain_add(fa, s));
+            }
+            if (stages < 2) {
+                CHECK_OK(nextok_sampler_init_top_k(&s, k, (enum nextok_ties)pick(2), NULL));
+                CHECK_OK(nextok_chain_add(fa, s));
+            }
+            CHECK_OK(nextok_sampler_init_dist(&s, 29 + (uint64_t)rep, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            for (size_t j = 0; touch == 1 && j < nt; j += 2) CHECK_OK(nextok_chain_accept(fa, top[j]));
+            char what[128];
+            snprintf(what, sizeof what, "block route V %zu k %d layout %d touch %d stages %d t %g dt %d",
+                     V, k, layout, touch, stages, (double)t, dt);
+            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
+            runs++;
+        }
+    printf("  %d rows on the block route's sizes, %d fused\n", runs, fused);
+    CHECK(fused == runs && runs > 0);
 }
 
 /*
@@ -820,6 +890,7 @@ int main(void)
     RUN(test_fused_typical);
     RUN(test_fused_random_configs);
     RUN(test_fused_manual_chains);
+    RUN(test_fused_block_route);
     RUN(test_fused_min_p_top_k_boundary);
     RUN(test_fused_min_p_touched_top);
     RUN(test_fused_top_p_heavy_boundary);

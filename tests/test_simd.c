@@ -91,6 +91,27 @@ static int32_t g_ids[2][MAXN + 64];
 static float g_refrow[MAXN];
 static uint32_t g_row_u32[MAXN]; /* storage for any dtype */
 
+/* block_max against the reference: the same count and non-finite flag;
+ * on a finite row the same maxima (as values: ±0 may differ), each also
+ * the maximum of its block by a plain loop. */
+static void check_block_max(const struct nextok__kernels *r, const void *row, enum nextok_dtype dt,
+                            size_t n, const char *what)
+{
+    static float b0[65536 / NEXTOK__BLK + 2], b1[65536 / NEXTOK__BLK + 2];
+    int f0 = 0, f1 = 0;
+    const size_t n0 = r->block_max(row, dt, n, b0, &f0), n1 = g_k->block_max(row, dt, n, b1, &f1);
+    bool ok = n0 == n1 && n0 == (n + NEXTOK__BLK - 1) / NEXTOK__BLK && f0 == f1;
+    for (size_t b = 0; ok && !f0 && b < n0; b++) {
+        float m = -INFINITY;
+        for (size_t i = b * NEXTOK__BLK; i < n && i < (b + 1) * NEXTOK__BLK; i++) {
+            const float x = nextok__row_get(row, dt, i);
+            m = x > m ? x : m;
+        }
+        ok = b0[b] == m && b1[b] == m;
+    }
+    CHECK_MSG(ok, "%s block_max %s dt %d n %zu: %zu/%d vs %zu/%d", g_k->name, what, dt, n, n0, f0, n1, f1);
+}
+
 static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
 {
     const struct nextok__kernels *r = nextok__kernels_ref();
@@ -101,6 +122,8 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
     float m0 = r->max(row, dt, n, &nf0), m1 = g_k->max(row, dt, n, &nf1);
     CHECK_MSG(same_float(m0, m1) && nf0 == nf1, "%s max kind %d dt %d n %zu: %g/%d vs %g/%d",
               g_k->name, kind, dt, n, (double)m0, nf0, (double)m1, nf1);
+
+    check_block_max(r, row, dt, n, "row");
 
     /* thresholds: the max, a row value, a quantile-ish value, ±inf, below all */
     float thrs[6] = {m0, n ? g_refrow[next_u64() % n] : 0.0f, 0.5f, -INFINITY, INFINITY, -1e30f};
@@ -383,7 +406,7 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
 static void run_table(void)
 {
     static const size_t lens[] = {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65,
-                                  100, 127, 129, 255, 257, 1000, 4099, MAXN};
+                                  100, 127, 129, 255, 257, 511, 512, 513, 1000, 1024, 4099, MAXN};
     for (int kind = 0; kind < RK_COUNT; kind++)
         for (int dt = 0; dt < 3; dt++)
             for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
@@ -444,6 +467,10 @@ static void half_thresholds(const struct nextok__kernels *k)
                 g_h16[i] = g_h16[j];
                 g_h16[j] = x;
             }
+            const struct nextok__kernels *saved = g_k;
+            g_k = k;
+            check_block_max(nextok__kernels_ref(), g_h16, dt, n, "every 16-bit pattern");
+            g_k = saved;
             for (int rep = 0; rep < 600; rep++) {
                 /* a threshold at a 16-bit value (often a row value), a float
                  * step either side of it, between two neighbours, or special */

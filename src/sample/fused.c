@@ -76,6 +76,7 @@ void nextok__fused_free(struct nextok__fused *f)
     free(f->cvals);
     free(f->sample);
     free(f->sel);
+    free(f->blkmax);
     nextok__catdraw_free(f->draw);
     free(f->dw);
     free(f->dbs);
@@ -100,7 +101,8 @@ static struct nextok__fused *fused_alloc(int32_t n_vocab)
     f->cvals = malloc((v + SLACK) * sizeof *f->cvals);
     f->sample = malloc(SAMPLE_N * sizeof *f->sample);
     f->sel = malloc((v + SLACK) * sizeof *f->sel);
-    if (!f->tmask || !f->cids || !f->cvals || !f->sample || !f->sel) {
+    f->blkmax = malloc((v / NEXTOK__BLK + 1) * sizeof *f->blkmax);
+    if (!f->tmask || !f->cids || !f->cvals || !f->sample || !f->sel || !f->blkmax) {
         nextok__fused_free(f);
         return NULL;
     }
@@ -393,13 +395,37 @@ size_t drop_touched(int32_t *ids, float *vals, size_t n, const int32_t *touched,
     return j + (n - i);
 }
 
+/* compact_ge over the runs of blocks whose maximum reaches tau (the others
+ * hold no element >= tau): the same output as one call over the row. */
+static size_t compact_blocks(const struct run *r, float tau, int *nf)
+{
+    struct nextok__fused *f = r->f;
+    const size_t esz = nextok_dtype_size(r->dt);
+    size_t n = 0;
+    for (size_t b = 0; b < r->nblk;) {
+        if (!(f->blkmax[b] >= tau)) {
+            b++;
+            continue;
+        }
+        size_t e = b + 1;
+        while (e < r->nblk && f->blkmax[e] >= tau) e++;
+        const size_t i = b * NEXTOK__BLK, end = e * NEXTOK__BLK < r->V ? e * NEXTOK__BLK : r->V;
+        const size_t at = n < r->V ? n : r->V;
+        n += r->k->compact_ge((const char *)r->row + i * esz, r->dt, end - i, tau, (int32_t)i,
+                              f->cids + at, f->cvals + at, r->V - at, nf);
+        b = e;
+    }
+    return n;
+}
+
 /* Compact raw >= tau, drop touched ids (they come from the overrides).
  * false: a non-finite value is in the row. */
 static bool compact(struct run *r, float tau)
 {
     struct nextok__fused *f = r->f;
     int nf = 0;
-    size_t n = r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
+    size_t n = r->nblk ? compact_blocks(r, tau, &nf)
+                       : r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
     if (nf) return false;
     r->nc = drop_touched(f->cids, f->cvals, n, f->touched, r->n_touched);
     r->tau = tau;
@@ -497,12 +523,44 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
     return kth_largest(r->f->sample, ns, rank);
 }
 
+/*
+ * The block route of collect_top, for a few candidates of a large row: the
+ * maximum of every block of NEXTOK__BLK ids (one branch-free pass, which
+ * also finds a non-finite row), then tau = the need-th largest block
+ * maximum. Those need maxima are distinct elements >= tau, so the need-th
+ * largest element is >= tau and {x >= tau} is a valid compacted set; it is
+ * read from the blocks whose maximum reaches tau only (about need of them),
+ * and it holds about need elements, not the hundreds a sampled guess keeps.
+ * On a row the branch predictors have not seen, each of those costs a
+ * mispredicted branch or two (nextok bench --rows). Returns 1 with the set
+ * complete, 0 when touched ids among those maxima leave fewer than need
+ * untouched (the caller goes on with a guess; the maxima stay, so its
+ * compactions skip blocks), -1 to hand the row over (not finite).
+ */
+static int collect_by_blocks(struct run *r, size_t need)
+{
+    struct nextok__fused *f = r->f;
+    int nf = 0;
+    const size_t nb = r->k->block_max(r->row, r->dt, r->V, f->blkmax, &nf);
+    if (nf) return -1;
+    r->nblk = nb;
+    memcpy(f->sel, f->blkmax, nb * sizeof *f->sel);
+    if (!compact(r, kth_largest(f->sel, nb, need))) return -1;
+    return r->nc >= need;
+}
+
 /* Compacted set holding at least `need` untouched elements (or all of them):
  * every untouched element outside it is <= each of those in raw value. */
 static bool collect_top(struct run *r, size_t need)
 {
     const size_t untouched = r->V - (r->f->n_ov + r->f->n_removed);
     if (need > untouched) need = untouched;
+    /* a few candidates from many blocks (top-k 40 or a maximum of a
+     * 128256-id row: 251 blocks) */
+    if (need > 0 && r->V >= 8 * NEXTOK__BLK && need <= r->V / NEXTOK__BLK / 4) {
+        const int got = collect_by_blocks(r, need);
+        if (got != 0) return got > 0;
+    }
     for (unsigned w = 0;; w += 3) {
         float tau = guess_tau(r, need, w);
         if (!compact(r, tau)) return false;
@@ -1276,7 +1334,7 @@ nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum
     size_t n_touched = 0;
     if (!apply_overrides(f, c, logits, dtype, &n_touched)) return NEXTOK_OK;
     struct run r = {f, nextok__kernels(), logits, dtype, (size_t)c->params.n_vocab, 0, 1.0f, 0, 0,
-                    n_touched};
+                    n_touched, 0};
     r.n_set = r.V - f->n_removed;
     f->tmarked = false;
     size_t tail = r.n_set ? run_prefix(c, &r, f->n_proc) : (size_t)-1;

@@ -61,6 +61,7 @@ struct nextok__fused {
     float *cvals;
     float *sample;      /* SAMPLE_N floats: threshold guesses, top-p scratch    */
     float *sel;         /* n_vocab + slack floats: selection scratch (emit_top)   */
+    float *blkmax;      /* the row's block maxima (NEXTOK__BLK ids a block)     */
     struct nextok__catdraw *draw; /* nextok_chain_sample_n's scratch (lazy)    */
 
     /* dense distribution of the last call (fuse_dist), allocated on first use */
@@ -110,6 +111,7 @@ struct run {
     size_t nc;      /* compacted untouched candidates in cids/cvals        */
     float tau;      /* raw threshold of the compaction                     */
     size_t n_touched; /* ids touched by processors (f->touched)            */
+    size_t nblk;    /* blocks in f->blkmax for this row (0: not computed)  */
 };
 
 static inline float P(float x, float t) { return t == 1.0f ? x : nextok__sat(x / t); }

@@ -36,6 +36,13 @@ struct nextok__kernels {
      * NaN or ±inf was seen. */
     float (*max)(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite);
 
+    /* The largest element of every block of NEXTOK__BLK elements: bmax[b]
+     * for b < ceil(n / NEXTOK__BLK) (the last block may be short); returns
+     * that count. *nonfinite |= a NaN or ±inf was seen. Defined for finite
+     * rows: when *nonfinite is set, bmax is unspecified (callers hand such
+     * rows over). ±0 may come back as either zero. */
+    size_t (*block_max)(const void *row, enum nextok_dtype dt, size_t n, float *bmax, int *nonfinite);
+
     /* Elements x >= thr in index order: ids[j] = base + i and vals[j] = x for
      * the first cap of them; returns how many there are in all (may exceed
      * cap). *nonfinite |= a NaN or ±inf was seen anywhere in the row. */
@@ -185,6 +192,9 @@ const struct nextok__kernels *nextok__kernels_avx512(void);
 
 /* Most terms in one float partial sum of the sum_sq kernel. */
 #define NEXTOK__SUMSQ_BLOCK 16
+
+/* block_max's block: 512 elements (a 128256-id row has 251 blocks). */
+#define NEXTOK__BLK 512
 
 /* The temperature stage's value of x, as temp.c computes it: x itself when
  * div == 1, else x / div in float (one IEEE division) saturated to

@@ -113,6 +113,22 @@ static float avx2_max(const void *row, enum nextok_dtype dt, size_t n, int *nonf
     return BY_DTYPE(max_impl, dt, row, n, nonfinite);
 }
 
+/* block_max: the max loop per block, inlined (no call per block). */
+AI size_t block_max_impl(enum nextok_dtype dt, const void *row, size_t n, float *bmax, int *nonfinite)
+{
+    const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK;
+    for (size_t b = 0; b < nb; b++) {
+        const size_t i = b * NEXTOK__BLK, len = n - i < NEXTOK__BLK ? n - i : NEXTOK__BLK;
+        bmax[b] = max_impl(dt, (const char *)row + i * esz, len, nonfinite);
+    }
+    return nb;
+}
+
+static size_t avx2_block_max(const void *row, enum nextok_dtype dt, size_t n, float *bmax, int *nonfinite)
+{
+    return BY_DTYPE(block_max_impl, dt, row, n, bmax, nonfinite);
+}
+
 /* ---- count / compact ------------------------------------------------------ */
 
 AI size_t emit(const void *row, enum nextok_dtype dt, size_t i, unsigned m, int32_t base,
@@ -743,6 +759,7 @@ static void avx2_probs(const float *w, size_t n, double z, float *p)
 static const struct nextok__kernels avx2_table = {
     .name = "avx2",
     .max = avx2_max,
+    .block_max = avx2_block_max,
     .compact_ge = avx2_compact_ge,
     .cands_ge = avx2_cands_ge,
     .sum_sq = avx2_sum_sq,

@@ -45,6 +45,16 @@ static float ref_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfi
     return m;
 }
 
+static size_t ref_block_max(const void *row, enum nextok_dtype dt, size_t n, float *bmax, int *nonfinite)
+{
+    const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK;
+    for (size_t b = 0; b < nb; b++) {
+        const size_t i = b * NEXTOK__BLK, len = n - i < NEXTOK__BLK ? n - i : NEXTOK__BLK;
+        bmax[b] = ref_max((const char *)row + i * esz, dt, len, nonfinite);
+    }
+    return nb;
+}
+
 static size_t ref_compact_ge(const void *row, enum nextok_dtype dt, size_t n, float thr,
                              int32_t base, int32_t *ids, float *vals, size_t cap, int *nonfinite)
 {
@@ -270,6 +280,7 @@ static void ref_probs(const float *w, size_t n, double z, float *p)
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
+    .block_max = ref_block_max,
     .compact_ge = ref_compact_ge,
     .cands_ge = ref_cands_ge,
     .sum_sq = ref_sum_sq,
