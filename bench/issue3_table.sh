@@ -1,5 +1,7 @@
 #!/bin/bash
-# One consistent run of every issue-3 row: 3 timed runs (--no-plain) + 1 run for the plain chain.
+# One consistent run of every issue-3 row: 3 timed runs (--no-plain) + 1 run for the plain chain;
+# then each single-row chain once more over 8 distinct rows (--rows 8: rows the branch
+# predictors have not learnt, as in real decoding).
 B=${NEXTOK:-./build-rel/nextok}
 PEN="--repeat-penalty 1.1 --frequency-penalty 0.1 --presence-penalty 0.1"
 TK="--top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8"
@@ -19,5 +21,10 @@ for r in "${rows[@]}"; do
   for k in 1 2 3; do echo "RUN|$r|$($B bench $r $it --seed 1 --json --no-plain)"; done
   pi=2; case "$r" in *batch*|*typical*) pi=1;; esac
   echo "PLAIN|$r|$($B bench $r $it --seed 1 --json --plain-iters $pi)"
+done
+for r in "${rows[@]}"; do
+  case "$r" in *batch*) continue;; esac
+  it=""; case "$r" in *typical*) it="--iters 200 --warmup 3";; esac
+  echo "ROWS8|$r|$($B bench $r --rows 8 $it --seed 1 --json --no-plain)"
 done
 echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
