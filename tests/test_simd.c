@@ -521,6 +521,57 @@ static void half_thresholds(const struct nextok__kernels *k)
     }
 }
 
+/*
+ * compact_ge on long rows whose survivors' density changes by region (the
+ * SIMD kernels switch between a sparse and a dense loop per span of a few
+ * thousand elements): sparse, dense and empty regions of random lengths,
+ * every dtype, room for everything or running out mid-row; ids, values,
+ * count and the non-finite flag must be the reference's.
+ */
+static void long_rows(const struct nextok__kernels *k)
+{
+    enum { N = 40000 };
+    static float f[N];
+    static uint16_t h[N];
+    static int32_t ids[2][N + 64];
+    static float vals[2][N + 64];
+    const struct nextok__kernels *r = nextok__kernels_ref();
+    for (int rep = 0; rep < 24; rep++) {
+        const size_t n = N - (size_t)(next_u64() % 300);
+        for (size_t i = 0; i < n;) { /* regions: survivors (x >= 1) at 0, ~2 %, ~30 % or all */
+            const size_t len = 1 + (size_t)(next_u64() % 9000);
+            const double dens = (double[]){0.0, 0.02, 0.3, 1.0}[next_u64() % 4];
+            for (size_t j = 0; j < len && i < n; j++, i++) f[i] = unif() < dens ? 1.0f + (float)unif() : -(float)unif();
+        }
+        if (rep % 8 == 7) f[next_u64() % n] = rep % 16 == 7 ? NAN : INFINITY;
+        for (int d = 0; d < 3; d++) {
+            const enum nextok_dtype dt = (enum nextok_dtype)d;
+            const void *row = f;
+            if (dt != NEXTOK_DTYPE_F32) {
+                for (size_t i = 0; i < n; i++) h[i] = dt == NEXTOK_DTYPE_F16 ? nextok_f32_to_f16(f[i]) : nextok_f32_to_bf16(f[i]);
+                row = h;
+            }
+            const size_t cap = rep % 3 == 0 ? (size_t)(next_u64() % n) : N + 64;
+            int f0 = 0, f1 = 0;
+            const size_t k0 = r->compact_ge(row, dt, n, 1.0f, 5, ids[0], vals[0], cap, &f0);
+            const size_t k1 = k->compact_ge(row, dt, n, 1.0f, 5, ids[1], vals[1], cap, &f1);
+            bool same = k0 == k1 && f0 == f1;
+            for (size_t j = 0; same && j < (k0 < cap ? k0 : cap); j++)
+                same = ids[0][j] == ids[1][j] && memcmp(&vals[0][j], &vals[1][j], sizeof(float)) == 0;
+            CHECK_MSG(same, "%s long row dt %d n %zu cap %zu: %zu/%d vs %zu/%d", k->name, d, n, cap, k0, f0, k1, f1);
+        }
+    }
+}
+
+TEST(test_compact_long_rows)
+{
+    long_rows(nextok__kernels_ref());
+#if defined(__x86_64__)
+    if (nextok_cpu_has_avx2() && nextok__kernels_avx2()) long_rows(nextok__kernels_avx2());
+    if (nextok_cpu_has_avx512() && nextok__kernels_avx512()) long_rows(nextok__kernels_avx512());
+#endif
+}
+
 TEST(test_compact_half_thresholds)
 {
     half_thresholds(nextok__kernels_ref());
@@ -967,6 +1018,7 @@ int main(void)
     RUN(test_ref_self);
     RUN(test_avx2);
     RUN(test_avx512);
+    RUN(test_compact_long_rows);
     RUN(test_compact_half_thresholds);
     RUN(test_dispatch);
     RUN(test_weights_bitexact);
