@@ -980,6 +980,9 @@ AI size_t mass_band_impl(enum nextok_dtype dt, const void *row, size_t n, const 
             mass_total(w, g, e, sc, &a0, &b0);
             continue;
         }
+        /* the band's elements stored unconditionally where the group fits
+         * (no branch per vector to mispredict), else emitted one by one */
+        const bool fits = dense_fits(c, cap, e - g);
         for (size_t i = g; i < e; i += 16) {
             const __mmask16 k = tail_mask(e - i);
             const __m512 x = load16(row, dt, i, k);
@@ -996,7 +999,8 @@ AI size_t mass_band_impl(enum nextok_dtype dt, const void *row, size_t n, const 
                 c2 += (uint64_t)__builtin_popcount(ml);
             }
             const __mmask16 band = (__mmask16)(ml & ~mh);
-            if (band) c = emit16(x, band, base + (int32_t)i, ids, vals, cap, c);
+            if (fits) c = store16(x, band, base + (int32_t)i, ids, vals, c);
+            else if (band) c = emit16(x, band, base + (int32_t)i, ids, vals, cap, c);
         }
     }
     q[0] = hsum_u64(_mm512_add_epi64(a0, b0));
