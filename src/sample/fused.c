@@ -14,10 +14,12 @@
  *      threshold θ on P maps back to an exact raw threshold preimage(θ), the
  *      smallest float x with P(x) >= θ.
  *   3. The first effective filter, when it is top-k, min-p, top-n-sigma or a
- *      top-1 (greedy selector, temperature <= 0), runs as ONE threshold pass
+ *      top-1 (greedy selector, temperature <= 0), runs as a threshold pass
  *      over the row (SIMD compaction of x >= τ, src/sample/arch/), never a
  *      sort. τ is chosen so the compacted set provably contains every
- *      survivor; the filter's exact rule then runs on that small set.
+ *      survivor (for a few candidates: the k-th largest of the 512-id blocks'
+ *      maxima, one branch-free pass, and only the blocks reaching it are
+ *      compacted); the filter's exact rule then runs on that small set.
  *   4. The survivors are written to c->work in exactly the order the plain
  *      chain would leave them (id order after a stable filter, sorted order
  *      after a sorting one), with `sorted` as the chain would set it, and every
