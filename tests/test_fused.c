@@ -337,7 +337,8 @@ static bool row_pair(struct nextok_chain *fa, const float *row, size_t V, enum n
  * The top candidates by blocks (collect_top on rows of at least 8 blocks of
  * 512 ids when the candidates needed are at most a quarter of the blocks):
  * rows whose top values share one block, whose block maxima tie, that are
- * all negative, or plain; the top ids touched by penalties or pushed down by
+ * all negative, whose blocks' maxima have either sign or are zeros of either
+ * sign, or plain; the top ids touched by penalties or pushed down by
  * a logit bias (so a block maximum can be a touched id and the route falls
  * back); top-k, min-p + top-k and min-p alone, every dtype, against the
  * plain chain.
@@ -351,10 +352,16 @@ TEST(test_fused_block_route)
             const size_t V = (size_t)(int[]){4096, 8269, 20000, 65541}[pick(4)];
             const size_t kmax = V / 512 / 4;
             const int k = 1 + (int)pick(kmax);
-            const int layout = (int)pick(4);
+            /* 0 plain, 1 top values in one block, 2 ties, 3 all negative,
+             * 4 blocks of either sign, 5 zeros of either sign */
+            const int layout = (int)pick(6);
             for (size_t i = 0; i < V; i++) {
                 const float g = gauss();
-                row[i] = layout == 2 ? roundf(g * 2.0f) * 0.5f : layout == 3 ? g - 50.0f : g;
+                row[i] = layout == 2 ? roundf(g * 2.0f) * 0.5f
+                         : layout == 3 ? g - 50.0f
+                         : layout == 4 ? (i / 512 % 3 == 0 ? g : g - 50.0f)
+                         : layout == 5 ? (pick(2) ? 0.0f : -0.0f)
+                                       : g;
             }
             int32_t top[64];
             const size_t nt = (size_t)k + 2 < 64 ? (size_t)k + 2 : 64;
@@ -363,6 +370,8 @@ TEST(test_fused_block_route)
                 top[j] = (int32_t)(layout == 1 ? base + j : pick(V));
                 row[top[j]] = (layout == 3 ? -40.0f : 8.0f) + (float)unif() * (layout == 2 ? 0.0f : 2.0f);
             }
+            if (layout == 5 && pick(2)) /* or only a few positive values */
+                for (size_t j = 0; j < nt; j++) row[top[j]] = pick(2) ? 0.0f : 1e-39f;
             struct nextok_chain *fa = chain_of(V);
             struct nextok_sampler *s = NULL;
             const int touch = (int)pick(3); /* 0: none, 1: penalties, 2: logit bias */

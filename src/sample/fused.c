@@ -460,6 +460,53 @@ float kth_largest(float *a, size_t n, size_t rank)
     return a[want];
 }
 
+/* Order-preserving unsigned key of a non-NaN float (-0 just below +0). */
+static inline uint32_t fkey(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+/*
+ * A threshold with at least rank (1 <= rank <= n) of the n finite floats a
+ * at or above it, within 2^-12 of the spread of a below the rank-th largest
+ * (it is that value when a differs in fewer than 12 bits below the top):
+ * the largest key K, built bit by bit from the highest bit in which the
+ * keys differ, with at least rank keys >= K. Twelve counting passes over
+ * the keys (key: scratch of n), vectorised by the compiler, cost no
+ * mispredicted branch per element, where a quickselect's partition
+ * mispredicts about every other compare; a slightly lower threshold only
+ * keeps a few more candidates.
+ */
+static float rank_threshold(const float *a, size_t n, size_t rank, uint32_t *key)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        key[i] = fkey(a[i]);
+        lo = key[i] < lo ? key[i] : lo;
+        hi = key[i] > hi ? key[i] : hi;
+    }
+    uint32_t k = 0;
+    int bit = 31;
+    if (lo != hi) { /* the bits above the highest differing one are hi's */
+        bit = 31 - __builtin_clz(lo ^ hi);
+        k = bit == 31 ? 0 : hi & ~((UINT32_C(2) << bit) - 1);
+    } else {
+        k = hi, bit = -1;
+    }
+    for (int stop = bit - 12; bit >= 0 && bit > stop; bit--) {
+        const uint32_t t = k | UINT32_C(1) << bit;
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++) c += key[i] >= t;
+        k = c >= rank ? t : k;
+    }
+    const uint32_t u = k & 0x80000000u ? k & 0x7fffffffu : ~k;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 /* Ask for the lines guess_tau reads (and the σ centre), all at once, as
  * soon as the row arrives: a row not in cache then costs about one memory
  * latency, hidden under the processors' work, not sixteen in a row. */
@@ -546,8 +593,7 @@ static int collect_by_blocks(struct run *r, size_t need)
     const size_t nb = r->k->block_max(r->row, r->dt, r->V, f->blkmax, &nf);
     if (nf) return -1;
     r->nblk = nb;
-    memcpy(f->sel, f->blkmax, nb * sizeof *f->sel);
-    if (!compact(r, kth_largest(f->sel, nb, need))) return -1;
+    if (!compact(r, rank_threshold(f->blkmax, nb, need, (uint32_t *)f->cids))) return -1;
     return r->nc >= need;
 }
 
