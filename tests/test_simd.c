@@ -110,6 +110,25 @@ static void check_block_max(const struct nextok__kernels *r, const void *row, en
         ok = b0[b] == m && b1[b] == m;
     }
     CHECK_MSG(ok, "%s block_max %s dt %d n %zu: %zu/%d vs %zu/%d", g_k->name, what, dt, n, n0, f0, n1, f1);
+    if (f0) return;
+    /* compact_blocks with those maxima: compact_ge's output over the whole
+     * row, at a block maximum, a row value, below everything, and with the
+     * room running out */
+    static int32_t ids[2][65536 + 64];
+    static float vals[2][65536 + 64];
+    for (int t = 0; t < 4 && n > 0; t++) {
+        float thr = t == 0 ? b0[next_u64() % n0] : t == 1 ? nextok__row_get(row, dt, next_u64() % n) : -INFINITY;
+        if (t == 3) thr = b0[next_u64() % n0];
+        const size_t cap = t == 3 ? (size_t)(next_u64() % (n + 1)) : n + 64;
+        int g0 = 0, g1 = 0;
+        const size_t k0 = r->compact_ge(row, dt, n, thr, 0, ids[0], vals[0], cap, &g0);
+        const size_t k1 = g_k->compact_blocks(row, dt, n, thr, b0, ids[1], vals[1], cap, &g1);
+        bool same = k0 == k1 && g0 == g1;
+        for (size_t j = 0; same && j < (k0 < cap ? k0 : cap); j++)
+            same = ids[0][j] == ids[1][j] && memcmp(&vals[0][j], &vals[1][j], sizeof(float)) == 0;
+        CHECK_MSG(same, "%s compact_blocks %s dt %d n %zu thr %g cap %zu: %zu vs %zu", g_k->name, what, dt, n,
+                  (double)thr, cap, k0, k1);
+    }
 }
 
 static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)

@@ -397,36 +397,14 @@ size_t drop_touched(int32_t *ids, float *vals, size_t n, const int32_t *touched,
     return j + (n - i);
 }
 
-/* compact_ge over the runs of blocks whose maximum reaches tau (the others
- * hold no element >= tau): the same output as one call over the row. */
-static size_t compact_blocks(const struct run *r, float tau, int *nf)
-{
-    struct nextok__fused *f = r->f;
-    const size_t esz = nextok_dtype_size(r->dt);
-    size_t n = 0;
-    for (size_t b = 0; b < r->nblk;) {
-        if (!(f->blkmax[b] >= tau)) {
-            b++;
-            continue;
-        }
-        size_t e = b + 1;
-        while (e < r->nblk && f->blkmax[e] >= tau) e++;
-        const size_t i = b * NEXTOK__BLK, end = e * NEXTOK__BLK < r->V ? e * NEXTOK__BLK : r->V;
-        const size_t at = n < r->V ? n : r->V;
-        n += r->k->compact_ge((const char *)r->row + i * esz, r->dt, end - i, tau, (int32_t)i,
-                              f->cids + at, f->cvals + at, r->V - at, nf);
-        b = e;
-    }
-    return n;
-}
-
 /* Compact raw >= tau, drop touched ids (they come from the overrides).
  * false: a non-finite value is in the row. */
 static bool compact(struct run *r, float tau)
 {
     struct nextok__fused *f = r->f;
     int nf = 0;
-    size_t n = r->nblk ? compact_blocks(r, tau, &nf)
+    /* with the block maxima of this row, only the blocks that reach tau */
+    size_t n = r->nblk ? r->k->compact_blocks(r->row, r->dt, r->V, tau, f->blkmax, f->cids, f->cvals, r->V, &nf)
                        : r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
     if (nf) return false;
     r->nc = drop_touched(f->cids, f->cvals, n, f->touched, r->n_touched);

@@ -43,6 +43,12 @@ struct nextok__kernels {
      * rows over). ±0 may come back as either zero. */
     size_t (*block_max)(const void *row, enum nextok_dtype dt, size_t n, float *bmax, int *nonfinite);
 
+    /* compact_ge(row, dt, n, thr, 0, ...) for a finite row, reading only the
+     * blocks whose bmax[b] (block_max of the same row) is >= thr: the others
+     * hold no element >= thr. *nonfinite as compact_ge over the blocks read. */
+    size_t (*compact_blocks)(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                             const float *bmax, int32_t *ids, float *vals, size_t cap, int *nonfinite);
+
     /* Elements x >= thr in index order: ids[j] = base + i and vals[j] = x for
      * the first cap of them; returns how many there are in all (may exceed
      * cap). *nonfinite |= a NaN or ±inf was seen anywhere in the row. */
@@ -168,6 +174,14 @@ struct nextok__kernels {
      * then one rounding to float: bit-identical in every ISA). */
     void (*probs)(const float *w, size_t n, double z, float *p);
 };
+
+/* compact_blocks by calls of a compact_ge per run of blocks that reach thr
+ * (the reference's and the AVX2 table's). */
+size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_dtype, size_t, float,
+                                                      int32_t, int32_t *, float *, size_t, int *),
+                                 const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                 const float *bmax, int32_t *ids, float *vals, size_t cap,
+                                 int *nonfinite);
 
 /* The reference versions the AVX2 kernels finish their last elements with. */
 size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,

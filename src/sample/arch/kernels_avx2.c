@@ -756,11 +756,18 @@ static void avx2_probs(const float *w, size_t n, double z, float *p)
     for (; i < n; i++) p[i] = (float)((double)w[i] / z);
 }
 
+static size_t avx2_compact_blocks(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                  const float *bmax, int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    return nextok__compact_blocks_by(avx2_compact_ge, row, dt, n, thr, bmax, ids, vals, cap, nonfinite);
+}
+
 static const struct nextok__kernels avx2_table = {
     .name = "avx2",
     .max = avx2_max,
     .block_max = avx2_block_max,
     .compact_ge = avx2_compact_ge,
+    .compact_blocks = avx2_compact_blocks,
     .cands_ge = avx2_cands_ge,
     .sum_sq = avx2_sum_sq,
     .sum_sq_dbl = avx2_sum_sq_dbl,

@@ -277,11 +277,42 @@ static void ref_probs(const float *w, size_t n, double z, float *p)
     for (size_t i = 0; i < n; i++) p[i] = (float)((double)w[i] / z);
 }
 
+size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_dtype, size_t, float,
+                                                      int32_t, int32_t *, float *, size_t, int *),
+                                 const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                 const float *bmax, int32_t *ids, float *vals, size_t cap,
+                                 int *nonfinite)
+{
+    const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK;
+    size_t c = 0;
+    for (size_t b = 0; b < nb;) {
+        if (!(bmax[b] >= thr)) {
+            b++;
+            continue;
+        }
+        size_t e = b + 1;
+        while (e < nb && bmax[e] >= thr) e++;
+        const size_t i = b * NEXTOK__BLK, end = e * NEXTOK__BLK < n ? e * NEXTOK__BLK : n;
+        const size_t at = c < cap ? c : cap;
+        c += compact_ge((const char *)row + i * esz, dt, end - i, thr, (int32_t)i, ids + at, vals + at,
+                        cap - at, nonfinite);
+        b = e;
+    }
+    return c;
+}
+
+static size_t ref_compact_blocks(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                 const float *bmax, int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    return nextok__compact_blocks_by(ref_compact_ge, row, dt, n, thr, bmax, ids, vals, cap, nonfinite);
+}
+
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
     .block_max = ref_block_max,
     .compact_ge = ref_compact_ge,
+    .compact_blocks = ref_compact_blocks,
     .cands_ge = ref_cands_ge,
     .sum_sq = ref_sum_sq,
     .sum_sq_dbl = ref_sum_sq_dbl,
