@@ -404,8 +404,9 @@ static bool compact(struct run *r, float tau)
     struct nextok__fused *f = r->f;
     int nf = 0;
     /* with the block maxima of this row, only the blocks that reach tau */
-    size_t n = r->nblk ? r->k->compact_blocks(r->row, r->dt, r->V, tau, f->blkmax, f->cids, f->cvals, r->V, &nf)
-                       : r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
+    size_t n = r->nblk
+                   ? r->k->compact_blocks(r->row, r->dt, r->V, tau, f->blkmax, f->cids, f->cvals, r->V, &nf)
+                   : r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
     if (nf) return false;
     r->nc = drop_touched(f->cids, f->cvals, n, f->touched, r->n_touched);
     r->tau = tau;
@@ -448,10 +449,10 @@ static inline uint32_t fkey(float x)
 
 /*
  * A threshold with at least rank (1 <= rank <= n) of the n finite floats a
- * at or above it, within 2^-12 of the spread of a below the rank-th largest
- * (it is that value when a differs in fewer than 12 bits below the top):
- * the largest key K, built bit by bit from the highest bit in which the
- * keys differ, with at least rank keys >= K. Twelve counting passes over
+ * at or above it, at most 2^-12 of the keys' spread below the rank-th
+ * largest (that value itself when the keys agree below those 12 bits): the
+ * largest key K, built bit by bit from the highest bit in which the keys
+ * differ, with at least rank keys >= K. Twelve counting passes over
  * the keys (key: scratch of n), vectorised by the compiler, cost no
  * mispredicted branch per element, where a quickselect's partition
  * mispredicts about every other compare; a slightly lower threshold only
@@ -553,11 +554,12 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
 /*
  * The block route of collect_top, for a few candidates of a large row: the
  * maximum of every block of NEXTOK__BLK ids (one branch-free pass, which
- * also finds a non-finite row), then tau = the need-th largest block
- * maximum. Those need maxima are distinct elements >= tau, so the need-th
- * largest element is >= tau and {x >= tau} is a valid compacted set; it is
- * read from the blocks whose maximum reaches tau only (about need of them),
- * and it holds about need elements, not the hundreds a sampled guess keeps.
+ * also finds a non-finite row), then a tau with at least need block maxima
+ * >= tau (rank_threshold: the need-th largest or a little below). Those
+ * maxima are distinct elements, so the need-th largest element is >= tau
+ * and {x >= tau} is a valid compacted set; it is read from the blocks whose
+ * maximum reaches tau only (about need of them), and it holds about need
+ * elements, not the hundreds a sampled guess keeps.
  * On a row the branch predictors have not seen, each of those costs a
  * mispredicted branch or two (nextok bench --rows). Returns 1 with the set
  * complete, 0 when touched ids among those maxima leave fewer than need

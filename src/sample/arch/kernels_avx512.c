@@ -271,8 +271,10 @@ AI size_t compact16_impl(enum nextok_dtype dt, int raw, const uint16_t *row, siz
                 ex = _mm512_max_epu16(ex, _mm512_and_si512(h, em));
                 const __mmask32 m = _mm512_cmpge_epi16_mask(raw ? h : hkey32(h), k);
                 const __m512 x0 = widen16(dt, h, 0), x1 = widen16(dt, h, 1);
-                c = store16(x0, _mm512_mask_cmp_ps_mask((__mmask16)m, x0, t, _CMP_GE_OQ), base + (int32_t)i, ids, vals, c);
-                c = store16(x1, _mm512_mask_cmp_ps_mask((__mmask16)(m >> 16), x1, t, _CMP_GE_OQ), base + (int32_t)(i + 16), ids, vals, c);
+                const __mmask16 e0 = _mm512_mask_cmp_ps_mask((__mmask16)m, x0, t, _CMP_GE_OQ);
+                const __mmask16 e1 = _mm512_mask_cmp_ps_mask((__mmask16)(m >> 16), x1, t, _CMP_GE_OQ);
+                c = store16(x0, e0, base + (int32_t)i, ids, vals, c);
+                c = store16(x1, e1, base + (int32_t)(i + 16), ids, vals, c);
             }
         } else {
             for (; i < end; i += 128) {
@@ -320,14 +322,24 @@ static size_t avx512_compact_ge(const void *row, enum nextok_dtype dt, size_t n,
 
 /* compact_blocks: the listed blocks (full ones) by the inlined loops, the
  * threshold's 16-bit key computed once; a run of calls would pay a call, the
- * key and the loop set-up per block (about 45 blocks for a top-k 40 row). */
+ * key and the loop set-up per block (about 45 blocks for a top-k 40 row).
+ * Consecutive listed blocks go as one run, so a dense run (min-p on a flat
+ * row: every block) still switches to the dense loop after its first span. */
+AI size_t run_end(const uint32_t *list, size_t m, size_t j)
+{
+    size_t e = j + 1;
+    while (e < m && list[e] == list[e - 1] + 1) e++;
+    return e;
+}
+
 AI size_t blocks16(enum nextok_dtype dt, int raw, const uint16_t *row, const uint32_t *list, size_t m,
                    float thr, int16_t kt, int32_t *ids, float *vals, size_t cap, size_t c, int *nonfinite)
 {
-    for (size_t j = 0; j < m; j++) {
-        const size_t i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
-        c += compact16_impl(dt, raw, row + i, NEXTOK__BLK, thr, kt, (int32_t)i, ids + at, vals + at,
-                            cap - at, nonfinite);
+    for (size_t j = 0; j < m;) {
+        const size_t e = run_end(list, m, j), i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
+        c += compact16_impl(dt, raw, row + i, (e - j) * NEXTOK__BLK, thr, kt, (int32_t)i, ids + at,
+                            vals + at, cap - at, nonfinite);
+        j = e;
     }
     return c;
 }
@@ -335,10 +347,11 @@ AI size_t blocks16(enum nextok_dtype dt, int raw, const uint16_t *row, const uin
 AI size_t blocks32(const float *row, const uint32_t *list, size_t m, float thr, int32_t *ids,
                    float *vals, size_t cap, size_t c, int *nonfinite)
 {
-    for (size_t j = 0; j < m; j++) {
-        const size_t i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
-        c += compact_impl(NEXTOK_DTYPE_F32, row + i, NEXTOK__BLK, thr, (int32_t)i, ids + at, vals + at,
-                          cap - at, nonfinite);
+    for (size_t j = 0; j < m;) {
+        const size_t e = run_end(list, m, j), i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
+        c += compact_impl(NEXTOK_DTYPE_F32, row + i, (e - j) * NEXTOK__BLK, thr, (int32_t)i, ids + at,
+                          vals + at, cap - at, nonfinite);
+        j = e;
     }
     return c;
 }
