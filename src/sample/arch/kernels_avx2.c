@@ -146,8 +146,97 @@ AI size_t emit(const void *row, enum nextok_dtype dt, size_t i, unsigned m, int3
     return c;
 }
 
-/* Hits are rare (a threshold near the top), so the loop is compare + test;
- * exponent-all-ones lanes are OR-ed into a mask for the non-finite flag. */
+/* Lane indices of the set bits of an 8-bit mask, in order, one per byte
+ * (the rest 0): the permutation that packs those lanes to the front. */
+static const uint64_t pack8[256] = {
+    0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000001ull, 0x0000000000000100ull,
+    0x0000000000000002ull, 0x0000000000000200ull, 0x0000000000000201ull, 0x0000000000020100ull,
+    0x0000000000000003ull, 0x0000000000000300ull, 0x0000000000000301ull, 0x0000000000030100ull,
+    0x0000000000000302ull, 0x0000000000030200ull, 0x0000000000030201ull, 0x0000000003020100ull,
+    0x0000000000000004ull, 0x0000000000000400ull, 0x0000000000000401ull, 0x0000000000040100ull,
+    0x0000000000000402ull, 0x0000000000040200ull, 0x0000000000040201ull, 0x0000000004020100ull,
+    0x0000000000000403ull, 0x0000000000040300ull, 0x0000000000040301ull, 0x0000000004030100ull,
+    0x0000000000040302ull, 0x0000000004030200ull, 0x0000000004030201ull, 0x0000000403020100ull,
+    0x0000000000000005ull, 0x0000000000000500ull, 0x0000000000000501ull, 0x0000000000050100ull,
+    0x0000000000000502ull, 0x0000000000050200ull, 0x0000000000050201ull, 0x0000000005020100ull,
+    0x0000000000000503ull, 0x0000000000050300ull, 0x0000000000050301ull, 0x0000000005030100ull,
+    0x0000000000050302ull, 0x0000000005030200ull, 0x0000000005030201ull, 0x0000000503020100ull,
+    0x0000000000000504ull, 0x0000000000050400ull, 0x0000000000050401ull, 0x0000000005040100ull,
+    0x0000000000050402ull, 0x0000000005040200ull, 0x0000000005040201ull, 0x0000000504020100ull,
+    0x0000000000050403ull, 0x0000000005040300ull, 0x0000000005040301ull, 0x0000000504030100ull,
+    0x0000000005040302ull, 0x0000000504030200ull, 0x0000000504030201ull, 0x0000050403020100ull,
+    0x0000000000000006ull, 0x0000000000000600ull, 0x0000000000000601ull, 0x0000000000060100ull,
+    0x0000000000000602ull, 0x0000000000060200ull, 0x0000000000060201ull, 0x0000000006020100ull,
+    0x0000000000000603ull, 0x0000000000060300ull, 0x0000000000060301ull, 0x0000000006030100ull,
+    0x0000000000060302ull, 0x0000000006030200ull, 0x0000000006030201ull, 0x0000000603020100ull,
+    0x0000000000000604ull, 0x0000000000060400ull, 0x0000000000060401ull, 0x0000000006040100ull,
+    0x0000000000060402ull, 0x0000000006040200ull, 0x0000000006040201ull, 0x0000000604020100ull,
+    0x0000000000060403ull, 0x0000000006040300ull, 0x0000000006040301ull, 0x0000000604030100ull,
+    0x0000000006040302ull, 0x0000000604030200ull, 0x0000000604030201ull, 0x0000060403020100ull,
+    0x0000000000000605ull, 0x0000000000060500ull, 0x0000000000060501ull, 0x0000000006050100ull,
+    0x0000000000060502ull, 0x0000000006050200ull, 0x0000000006050201ull, 0x0000000605020100ull,
+    0x0000000000060503ull, 0x0000000006050300ull, 0x0000000006050301ull, 0x0000000605030100ull,
+    0x0000000006050302ull, 0x0000000605030200ull, 0x0000000605030201ull, 0x0000060503020100ull,
+    0x0000000000060504ull, 0x0000000006050400ull, 0x0000000006050401ull, 0x0000000605040100ull,
+    0x0000000006050402ull, 0x0000000605040200ull, 0x0000000605040201ull, 0x0000060504020100ull,
+    0x0000000006050403ull, 0x0000000605040300ull, 0x0000000605040301ull, 0x0000060504030100ull,
+    0x0000000605040302ull, 0x0000060504030200ull, 0x0000060504030201ull, 0x0006050403020100ull,
+    0x0000000000000007ull, 0x0000000000000700ull, 0x0000000000000701ull, 0x0000000000070100ull,
+    0x0000000000000702ull, 0x0000000000070200ull, 0x0000000000070201ull, 0x0000000007020100ull,
+    0x0000000000000703ull, 0x0000000000070300ull, 0x0000000000070301ull, 0x0000000007030100ull,
+    0x0000000000070302ull, 0x0000000007030200ull, 0x0000000007030201ull, 0x0000000703020100ull,
+    0x0000000000000704ull, 0x0000000000070400ull, 0x0000000000070401ull, 0x0000000007040100ull,
+    0x0000000000070402ull, 0x0000000007040200ull, 0x0000000007040201ull, 0x0000000704020100ull,
+    0x0000000000070403ull, 0x0000000007040300ull, 0x0000000007040301ull, 0x0000000704030100ull,
+    0x0000000007040302ull, 0x0000000704030200ull, 0x0000000704030201ull, 0x0000070403020100ull,
+    0x0000000000000705ull, 0x0000000000070500ull, 0x0000000000070501ull, 0x0000000007050100ull,
+    0x0000000000070502ull, 0x0000000007050200ull, 0x0000000007050201ull, 0x0000000705020100ull,
+    0x0000000000070503ull, 0x0000000007050300ull, 0x0000000007050301ull, 0x0000000705030100ull,
+    0x0000000007050302ull, 0x0000000705030200ull, 0x0000000705030201ull, 0x0000070503020100ull,
+    0x0000000000070504ull, 0x0000000007050400ull, 0x0000000007050401ull, 0x0000000705040100ull,
+    0x0000000007050402ull, 0x0000000705040200ull, 0x0000000705040201ull, 0x0000070504020100ull,
+    0x0000000007050403ull, 0x0000000705040300ull, 0x0000000705040301ull, 0x0000070504030100ull,
+    0x0000000705040302ull, 0x0000070504030200ull, 0x0000070504030201ull, 0x0007050403020100ull,
+    0x0000000000000706ull, 0x0000000000070600ull, 0x0000000000070601ull, 0x0000000007060100ull,
+    0x0000000000070602ull, 0x0000000007060200ull, 0x0000000007060201ull, 0x0000000706020100ull,
+    0x0000000000070603ull, 0x0000000007060300ull, 0x0000000007060301ull, 0x0000000706030100ull,
+    0x0000000007060302ull, 0x0000000706030200ull, 0x0000000706030201ull, 0x0000070603020100ull,
+    0x0000000000070604ull, 0x0000000007060400ull, 0x0000000007060401ull, 0x0000000706040100ull,
+    0x0000000007060402ull, 0x0000000706040200ull, 0x0000000706040201ull, 0x0000070604020100ull,
+    0x0000000007060403ull, 0x0000000706040300ull, 0x0000000706040301ull, 0x0000070604030100ull,
+    0x0000000706040302ull, 0x0000070604030200ull, 0x0000070604030201ull, 0x0007060403020100ull,
+    0x0000000000070605ull, 0x0000000007060500ull, 0x0000000007060501ull, 0x0000000706050100ull,
+    0x0000000007060502ull, 0x0000000706050200ull, 0x0000000706050201ull, 0x0000070605020100ull,
+    0x0000000007060503ull, 0x0000000706050300ull, 0x0000000706050301ull, 0x0000070605030100ull,
+    0x0000000706050302ull, 0x0000070605030200ull, 0x0000070605030201ull, 0x0007060503020100ull,
+    0x0000000007060504ull, 0x0000000706050400ull, 0x0000000706050401ull, 0x0000070605040100ull,
+    0x0000000706050402ull, 0x0000070605040200ull, 0x0000070605040201ull, 0x0007060504020100ull,
+    0x0000000706050403ull, 0x0000070605040300ull, 0x0000070605040301ull, 0x0007060504030100ull,
+    0x0000070605040302ull, 0x0007060504030200ull, 0x0007060504030201ull, 0x0706050403020100ull,
+};
+
+/* 8 elements from first: the lanes of m packed and stored at c
+ * unconditionally (room checked by the caller); returns the new count. */
+AI size_t store8(__m256 x, unsigned m, int32_t first, int32_t *ids, float *vals, size_t c)
+{
+    const __m256i p = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)pack8[m]));
+    const __m256i id = _mm256_add_epi32(_mm256_set1_epi32(first), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_storeu_ps(vals + c, _mm256_permutevar8x32_ps(x, p));
+    _mm256_storeu_si256((__m256i *)(ids + c), _mm256_permutevar8x32_epi32(id, p));
+    return c + (size_t)__builtin_popcount(m);
+}
+
+/* Dense spans store 8 entries past the count: they run only where the whole
+ * span fits in the room left. */
+AI bool dense_fits(size_t c, size_t cap, size_t len) { return c <= cap && cap - c >= len + 8; }
+
+/*
+ * Sparse spans: compare and test, hits emitted bit by bit. After a span of
+ * 4096 that kept more than 1 in 64 (min-p on a flat row), the next span packs
+ * and stores every 8 lanes unconditionally, as the AVX-512 table does (no
+ * branch to mispredict on rows the predictors have not learnt). Exponent-
+ * all-ones lanes are OR-ed into a mask for the non-finite flag.
+ */
 AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float thr, int32_t base,
                        int32_t *ids, float *vals, size_t cap, int *nonfinite)
 {
@@ -155,15 +244,26 @@ AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float th
     const __m256i em = _mm256_set1_epi32(0x7f800000);
     __m256i nfacc = _mm256_setzero_si256();
     size_t c = 0, i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256 x0 = load8(row, dt, i), x1 = load8(row, dt, i + 8);
-        __m256i e0 = _mm256_and_si256(_mm256_castps_si256(x0), em);
-        __m256i e1 = _mm256_and_si256(_mm256_castps_si256(x1), em);
-        nfacc = _mm256_or_si256(nfacc, _mm256_or_si256(_mm256_cmpeq_epi32(e0, em),
-                                                       _mm256_cmpeq_epi32(e1, em)));
-        unsigned m0 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x0, t, _CMP_GE_OQ));
-        unsigned m1 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x1, t, _CMP_GE_OQ));
-        if (m0 | m1) c = emit(row, dt, i, m0 | (m1 << 8), base, ids, vals, cap, c);
+    bool dense = false;
+    while (i + 16 <= n) {
+        const size_t end = n - i >= 4096 ? i + 4096 : i + (n - i) / 16 * 16, c0 = c;
+        const bool packed = dense && dense_fits(c, cap, end - i);
+        for (; i < end; i += 16) {
+            __m256 x0 = load8(row, dt, i), x1 = load8(row, dt, i + 8);
+            __m256i e0 = _mm256_and_si256(_mm256_castps_si256(x0), em);
+            __m256i e1 = _mm256_and_si256(_mm256_castps_si256(x1), em);
+            nfacc = _mm256_or_si256(nfacc, _mm256_or_si256(_mm256_cmpeq_epi32(e0, em),
+                                                           _mm256_cmpeq_epi32(e1, em)));
+            unsigned m0 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x0, t, _CMP_GE_OQ));
+            unsigned m1 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x1, t, _CMP_GE_OQ));
+            if (packed) {
+                c = store8(x0, m0, base + (int32_t)i, ids, vals, c);
+                c = store8(x1, m1, base + (int32_t)(i + 8), ids, vals, c);
+            } else if (m0 | m1) {
+                c = emit(row, dt, i, m0 | (m1 << 8), base, ids, vals, cap, c);
+            }
+        }
+        dense = (c - c0) * 64 > 4096;
     }
     int nf = !_mm256_testz_si256(nfacc, nfacc);
     for (; i < n; i++) {
@@ -611,11 +711,7 @@ static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, floa
         const unsigned bm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(below));
         const unsigned hm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(key, khi)));
         nb += (size_t)__builtin_popcount(bm);
-        for (unsigned in = ~(bm | hm) & 0xffu; in; in &= in - 1) {
-            const unsigned j = (unsigned)__builtin_ctz(in);
-            ids[m] = (int32_t)(i + j);
-            vals[m++] = sc[i + j];
-        }
+        m = store8(s, ~(bm | hm) & 0xffu, (int32_t)i, ids, vals, m); /* room: n + 16 */
     }
     uint64_t l[4];
     _mm256_storeu_si256((__m256i *)l, _mm256_add_epi64(qt0, qt1));
@@ -648,7 +744,7 @@ static uint64_t sum_lanes64(const __m256i a[2], uint64_t tail)
 }
 
 /* mass_above's two-threshold sums 8 lanes at a time (mass4's exact floor),
- * the band's lanes written by emit; the last n % 8 elements: the
+ * the band's lanes packed by store8; the last n % 8 elements: the
  * reference. */
 static size_t avx2_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
                              float scale, float hi, float lo, const float *gmax, float gth,
@@ -676,7 +772,10 @@ static size_t avx2_mass_band(const void *row, enum nextok_dtype dt, size_t n, co
         const unsigned bh = (unsigned)_mm256_movemask_ps(mh), bl = (unsigned)_mm256_movemask_ps(ml);
         c1 += (uint64_t)__builtin_popcount(bh);
         c2 += (uint64_t)__builtin_popcount(bl);
-        if (bl & ~bh) c = emit(row, dt, i, bl & ~bh, base, ids, vals, cap, c);
+        /* the band's lanes packed and stored without a branch on them while
+         * there is room (flat rows put some in most vectors) */
+        if (c <= cap && cap - c >= 8) c = store8(x, bl & ~bh, base + (int32_t)i, ids, vals, c);
+        else if (bl & ~bh) c = emit(row, dt, i, bl & ~bh, base, ids, vals, cap, c);
     }
     uint64_t tq[3], tc[3];
     c += nextok__ref_mass_band((const char *)row + i * nextok_dtype_size(dt), dt, n - i, w + i, scale, hi, lo,
