@@ -413,6 +413,49 @@ TEST(test_fused_block_route)
 }
 
 /*
+ * top-k larger than the untouched ids: most of the row is touched (a logit
+ * bias on 1300-1900 of 2000 ids, some banned) and the untouched ids are the
+ * row's highest, so the sampled guess leaves every untouched id compacted
+ * above a finite threshold while the top k must also take overrides from
+ * below it.
+ */
+TEST(test_fused_top_k_beyond_untouched)
+{
+    static float row[2000];
+    static struct nextok_logit_bias lb[2000];
+    int runs = 0, fused = 0;
+    for (int rep = 0; rep < scale() / 4 + 6; rep++)
+        for (int dt = 0; dt < 3; dt++) {
+            const size_t V = 2000, nb = 1300 + pick(600);
+            /* the untouched ids high (all above a guess from the sample, which
+             * is mostly touched ids), the touched ones plain */
+            for (size_t i = 0; i < V; i++) row[i] = gauss() + 10.0f;
+            for (size_t j = 0; j < nb; j++) { /* ids spread over the row */
+                const int32_t id = (int32_t)(j * V / nb);
+                row[id] -= 10.0f;
+                lb[j] = (struct nextok_logit_bias){id, pick(8) ? (float)(unif() * 6.0 - 3.0) : -INFINITY};
+            }
+            const int k = (int)(V - nb) + 1 + (int)pick(400);
+            struct nextok_chain *fa = chain_of(V);
+            struct nextok_sampler *s = NULL;
+            CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, nb, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_temp(&s, 0.7f, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_top_k(&s, k, (enum nextok_ties)pick(2), NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            CHECK_OK(nextok_sampler_init_dist(&s, 41 + (uint64_t)rep, NULL));
+            CHECK_OK(nextok_chain_add(fa, s));
+            char what[96];
+            snprintf(what, sizeof what, "top-k %d beyond %zu untouched, dt %d", k, V - nb, dt);
+            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
+            runs++;
+        }
+    printf("  %d rows with top-k beyond the untouched ids, %d fused\n", runs, fused);
+    CHECK(fused == runs && runs > 0);
+}
+
+/*
  * min-p followed by top-k (the vllm order) around the point where min-p keeps
  * exactly k: the fused path counts min-p's survivors before it selects the
  * top k + 1, so groups of k - 2 .. k + 2 high values (ties, overrides from a
@@ -900,6 +943,7 @@ int main(void)
     RUN(test_fused_random_configs);
     RUN(test_fused_manual_chains);
     RUN(test_fused_block_route);
+    RUN(test_fused_top_k_beyond_untouched);
     RUN(test_fused_min_p_top_k_boundary);
     RUN(test_fused_min_p_touched_top);
     RUN(test_fused_top_p_heavy_boundary);
