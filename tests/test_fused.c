@@ -305,6 +305,14 @@ TEST(test_fused_manual_chains)
 }
 
 /* An empty chain over V tokens. */
+/* Append the sampler init(&s, ...) makes to chain c. */
+#define ADD(c, init, ...)                                                  \
+    do {                                                                   \
+        struct nextok_sampler *s_ = NULL;                                  \
+        CHECK_OK(init(&s_, __VA_ARGS__));                                  \
+        CHECK_OK(nextok_chain_add(c, s_));                                 \
+    } while (0)
+
 static struct nextok_chain *chain_of(size_t V)
 {
     struct nextok_chain_params cp = nextok_chain_default_params();
@@ -373,34 +381,27 @@ TEST(test_fused_block_route)
             if (layout == 5 && pick(2)) /* or only a few positive values */
                 for (size_t j = 0; j < nt; j++) row[top[j]] = pick(2) ? 0.0f : 1e-39f;
             struct nextok_chain *fa = chain_of(V);
-            struct nextok_sampler *s = NULL;
             const int touch = (int)pick(3); /* 0: none, 1: penalties, 2: logit bias */
             if (touch == 1) {
                 struct nextok_penalty_params pp = nextok_penalty_default_params((int32_t)V);
                 pp.repeat = 1.3f;
                 pp.presence = 0.5f;
-                CHECK_OK(nextok_sampler_init_penalties(&s, &pp, NULL));
-                CHECK_OK(nextok_chain_add(fa, s));
+                ADD(fa, nextok_sampler_init_penalties, &pp, NULL);
             } else if (touch == 2) {
                 struct nextok_logit_bias lb[4];
                 for (int j = 0; j < 4; j++) lb[j] = (struct nextok_logit_bias){top[pick(nt)], -(float)(5.0 + unif() * 20.0)};
-                CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 4, NULL));
-                CHECK_OK(nextok_chain_add(fa, s));
+                ADD(fa, nextok_sampler_init_logit_bias, (int32_t)V, lb, 4, NULL);
             }
             const float t = (float[]){0.8f, 1.0f}[pick(2)];
-            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_temp, t, NULL);
             const int stages = (int)pick(3); /* top-k | min-p + top-k | min-p */
             if (stages) {
-                CHECK_OK(nextok_sampler_init_min_p(&s, stages == 1 ? 0.3f : 0.05f, 1, NULL));
-                CHECK_OK(nextok_chain_add(fa, s));
+                ADD(fa, nextok_sampler_init_min_p, stages == 1 ? 0.3f : 0.05f, 1, NULL);
             }
             if (stages < 2) {
-                CHECK_OK(nextok_sampler_init_top_k(&s, k, (enum nextok_ties)pick(2), NULL));
-                CHECK_OK(nextok_chain_add(fa, s));
+                ADD(fa, nextok_sampler_init_top_k, k, (enum nextok_ties)pick(2), NULL);
             }
-            CHECK_OK(nextok_sampler_init_dist(&s, 29 + (uint64_t)rep, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_dist, 29 + (uint64_t)rep, NULL);
             for (size_t j = 0; touch == 1 && j < nt; j += 2) CHECK_OK(nextok_chain_accept(fa, top[j]));
             char what[128];
             snprintf(what, sizeof what, "block route V %zu k %d layout %d touch %d stages %d t %g dt %d",
@@ -437,15 +438,10 @@ TEST(test_fused_top_k_beyond_untouched)
             }
             const int k = (int)(V - nb) + 1 + (int)pick(400);
             struct nextok_chain *fa = chain_of(V);
-            struct nextok_sampler *s = NULL;
-            CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, nb, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_temp(&s, 0.7f, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_top_k(&s, k, (enum nextok_ties)pick(2), NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_dist(&s, 41 + (uint64_t)rep, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_logit_bias, (int32_t)V, lb, nb, NULL);
+            ADD(fa, nextok_sampler_init_temp, 0.7f, NULL);
+            ADD(fa, nextok_sampler_init_top_k, k, (enum nextok_ties)pick(2), NULL);
+            ADD(fa, nextok_sampler_init_dist, 41 + (uint64_t)rep, NULL);
             char what[96];
             snprintf(what, sizeof what, "top-k %d beyond %zu untouched, dt %d", k, V - nb, dt);
             fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
@@ -482,26 +478,19 @@ TEST(test_fused_min_p_top_k_boundary)
                 row[pick(V)] = v;
             }
             struct nextok_chain *fa = chain_of(V);
-            struct nextok_sampler *s = NULL;
             if (pick(2)) {
                 struct nextok_logit_bias lb[4];
                 for (int i = 0; i < 4; i++)
                     lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * 40 - 20) : -INFINITY};
-                CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 4, NULL));
-                CHECK_OK(nextok_chain_add(fa, s));
+                ADD(fa, nextok_sampler_init_logit_bias, (int32_t)V, lb, 4, NULL);
             }
-            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_min_p(&s, mp, pick(3) ? 1 : pick((size_t)k + 3), NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_top_k(&s, k, (enum nextok_ties)pick(2), NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_temp, t, NULL);
+            ADD(fa, nextok_sampler_init_min_p, mp, pick(3) ? 1 : pick((size_t)k + 3), NULL);
+            ADD(fa, nextok_sampler_init_top_k, k, (enum nextok_ties)pick(2), NULL);
             if (pick(2)) {
-                CHECK_OK(nextok_sampler_init_top_p(&s, 0.95f, NEXTOK_TIES_KEEP, 1, NULL));
-                CHECK_OK(nextok_chain_add(fa, s));
+                ADD(fa, nextok_sampler_init_top_p, 0.95f, NEXTOK_TIES_KEEP, 1, NULL);
             }
-            CHECK_OK(nextok_sampler_init_dist(&s, 11 + (uint64_t)rep, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_dist, 11 + (uint64_t)rep, NULL);
             char what[96];
             snprintf(what, sizeof what, "min-p/top-k V %zu k %d g %zu t %g p %g dt %d", V, k, g,
                      (double)t, (double)mp, dt);
@@ -537,15 +526,10 @@ TEST(test_fused_min_p_touched_top)
             }
             if (g == V) continue; /* banning every id leaves nothing to sample */
             struct nextok_chain *fa = chain_of(V);
-            struct nextok_sampler *s = NULL;
-            CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, g, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_min_p(&s, mp, 1, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_dist(&s, 5 + (uint64_t)rep, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_logit_bias, (int32_t)V, lb, g, NULL);
+            ADD(fa, nextok_sampler_init_temp, t, NULL);
+            ADD(fa, nextok_sampler_init_min_p, mp, 1, NULL);
+            ADD(fa, nextok_sampler_init_dist, 5 + (uint64_t)rep, NULL);
             char what[96];
             snprintf(what, sizeof what, "min-p touched top V %zu g %zu ban %d t %g p %g dt %d", V, g,
                      (int)ban, (double)t, (double)mp, dt);
@@ -600,13 +584,9 @@ TEST(test_fused_top_p_heavy_boundary)
                 p = nextafterf(p, u > 0 ? INFINITY : 0.0f);
             if (!(p > 0.0f && p < 1.0f)) continue;
             struct nextok_chain *fa = chain_of(V);
-            struct nextok_sampler *s = NULL;
-            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_top_p(&s, p, (enum nextok_ties)pick(2), 1, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_dist(&s, 17 + (uint64_t)rep, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_temp, t, NULL);
+            ADD(fa, nextok_sampler_init_top_p, p, (enum nextok_ties)pick(2), 1, NULL);
+            ADD(fa, nextok_sampler_init_dist, 17 + (uint64_t)rep, NULL);
             char what[96];
             snprintf(what, sizeof what, "top-p heavy V %zu g %zu j %zu t %g p %.9g dt %d", V, g, j,
                      (double)t, (double)p, dt);
@@ -703,18 +683,14 @@ static void add_bias6(struct nextok_chain *c, size_t V, double span)
     struct nextok_logit_bias lb[6];
     for (int i = 0; i < 6; i++)
         lb[i] = (struct nextok_logit_bias){(int32_t)pick(V), pick(4) ? (float)(unif() * span - span / 2) : -INFINITY};
-    struct nextok_sampler *s = NULL;
-    CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 6, NULL));
-    CHECK_OK(nextok_chain_add(c, s));
+    ADD(c, nextok_sampler_init_logit_bias, (int32_t)V, lb, 6, NULL);
 }
 
 /* A temperature from {0.5, 0.8, 1, 1.7}, half the time. */
 static void maybe_temp(struct nextok_chain *c)
 {
     if (!pick(2)) return;
-    struct nextok_sampler *s = NULL;
-    CHECK_OK(nextok_sampler_init_temp(&s, (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)], NULL));
-    CHECK_OK(nextok_chain_add(c, s));
+    ADD(c, nextok_sampler_init_temp, (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)], NULL);
 }
 
 /* dense_pair on chain c, counted, then c freed. */
@@ -734,20 +710,16 @@ TEST(test_fused_dense_dist)
             for (int dt = 0; dt < 3; dt++) {
                 const size_t V = (size_t)(int[]){1, 5, 64, 65, 999, 20000}[pick(6)];
                 struct nextok_chain *c = chain_of(V);
-                struct nextok_sampler *s = NULL;
                 if (pick(2)) { /* bias (some bans) and a banned list */
                     add_bias6(c, V, 10.0);
                     int32_t ban[3] = {(int32_t)pick(V), (int32_t)pick(V), (int32_t)pick(V)};
                     if (V > 3 && ban[0] != ban[1] && ban[1] != ban[2] && ban[0] != ban[2]) {
-                        CHECK_OK(nextok_sampler_init_banned(&s, (int32_t)V, ban, 3, NULL));
-                        CHECK_OK(nextok_chain_add(c, s));
+                        ADD(c, nextok_sampler_init_banned, (int32_t)V, ban, 3, NULL);
                     }
                 }
                 const float t = (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)];
-                CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
-                CHECK_OK(nextok_chain_add(c, s));
-                CHECK_OK(nextok_sampler_init_dist(&s, 11 + (uint64_t)rep, NULL));
-                CHECK_OK(nextok_chain_add(c, s));
+                ADD(c, nextok_sampler_init_temp, t, NULL);
+                ADD(c, nextok_sampler_init_dist, 11 + (uint64_t)rep, NULL);
                 pair_and_free(c, V, rk, dt, &runs, &fused);
             }
     printf("  %d dense-dist chains, %d ended on the fused path\n", runs, fused);
@@ -767,26 +739,21 @@ TEST(test_fused_top_p)
             for (int dt = 0; dt < 3; dt++) {
                 const size_t V = (size_t)(int[]){1, 2, 5, 64, 65, 999, 4097, 20000}[pick(8)];
                 struct nextok_chain *c = chain_of(V);
-                struct nextok_sampler *s = NULL;
                 if (pick(2)) add_bias6(c, V, 10.0);
                 maybe_temp(c);
                 if (pick(4) == 0) { /* Mirostat v2 instead (fuse_miro2), tau 0.5 .. 8 */
-                    CHECK_OK(nextok_sampler_init_mirostat_v2(&s, 9 + (uint64_t)rep, (float)(0.5 + unif() * 7.5),
-                                                             (float)unif(), NULL));
-                    CHECK_OK(nextok_chain_add(c, s));
+                    ADD(c, nextok_sampler_init_mirostat_v2, 9 + (uint64_t)rep, (float)(0.5 + unif() * 7.5),
+                        (float)unif(), NULL);
                     pair_and_free(c, V, rk, dt, &runs, &fused);
                     continue;
                 }
                 const float p = (float[]){0.05f, 0.5f, 0.9f, 0.95f, 0.999f, (float)unif()}[pick(6)];
-                CHECK_OK(nextok_sampler_init_top_p(&s, p > 0.0f ? p : 0.5f, (enum nextok_ties)pick(2),
-                                                   pick(3) ? 1 : pick(40), NULL));
-                CHECK_OK(nextok_chain_add(c, s));
+                ADD(c, nextok_sampler_init_top_p, p > 0.0f ? p : 0.5f, (enum nextok_ties)pick(2),
+                    pick(3) ? 1 : pick(40), NULL);
                 if (pick(3) == 0) { /* a tail stage: the sorted survivors are emitted */
-                    CHECK_OK(nextok_sampler_init_min_p(&s, 0.02f, 1, NULL));
-                    CHECK_OK(nextok_chain_add(c, s));
+                    ADD(c, nextok_sampler_init_min_p, 0.02f, 1, NULL);
                 }
-                CHECK_OK(nextok_sampler_init_dist(&s, 3 + (uint64_t)rep, NULL));
-                CHECK_OK(nextok_chain_add(c, s));
+                ADD(c, nextok_sampler_init_dist, 3 + (uint64_t)rep, NULL);
                 pair_and_free(c, V, rk, dt, &runs, &fused);
             }
     printf("  %d top-p / mirostat-v2 chains, %d ended on the fused path\n", runs, fused);
@@ -814,14 +781,11 @@ TEST(test_fused_top_p_estimate_misses)
             const bool in_runs = pick(2);
             for (size_t i = 0; i < V; i++) row[i] = gauss() + (((i % gap) < 32) == in_runs ? up : 0.0f);
             struct nextok_chain *fa = chain_of(V);
-            struct nextok_sampler *s = NULL;
             if (pick(2)) add_bias6(fa, V, 6.0);
-            CHECK_OK(nextok_sampler_init_temp(&s, t, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_top_p(&s, p, (enum nextok_ties)pick(2), pick(3) ? 1 : pick(300), NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
-            CHECK_OK(nextok_sampler_init_dist(&s, 23 + (uint64_t)rep, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_temp, t, NULL);
+            ADD(fa, nextok_sampler_init_top_p, p, (enum nextok_ties)pick(2), pick(3) ? 1 : pick(300),
+                NULL);
+            ADD(fa, nextok_sampler_init_dist, 23 + (uint64_t)rep, NULL);
             char what[96];
             snprintf(what, sizeof what, "top-p estimate V %zu up %g in_runs %d t %g p %g dt %d", V,
                      (double)up, (int)in_runs, (double)t, (double)p, dt);
@@ -867,21 +831,16 @@ TEST(test_fused_sigma_straddle)
         cp.n_vocab = (int32_t)V;
         struct nextok_chain *fa = NULL, *pl = NULL;
         CHECK_OK(nextok_chain_init(&fa, &cp, NULL));
-        struct nextok_sampler *s = NULL;
         if (pick(3) == 0) {
             struct nextok_logit_bias lb[2] = {{(int32_t)pick(V), pick(2) ? 0.5f : -INFINITY},
                                               {(int32_t)pick(V), 0.0f}};
-            CHECK_OK(nextok_sampler_init_logit_bias(&s, (int32_t)V, lb, 2, NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_logit_bias, (int32_t)V, lb, 2, NULL);
         }
         if (pick(2)) {
-            CHECK_OK(nextok_sampler_init_temp(&s, (float[]){0.5f, 0.8f, 1.0f, 2.0f}[pick(4)], NULL));
-            CHECK_OK(nextok_chain_add(fa, s));
+            ADD(fa, nextok_sampler_init_temp, (float[]){0.5f, 0.8f, 1.0f, 2.0f}[pick(4)], NULL);
         }
-        CHECK_OK(nextok_sampler_init_top_n_sigma(&s, pick(4) ? 2.0f : 1.0f, NULL));
-        CHECK_OK(nextok_chain_add(fa, s));
-        CHECK_OK(nextok_sampler_init_dist(&s, 5 + (uint64_t)rep, NULL));
-        CHECK_OK(nextok_chain_add(fa, s));
+        ADD(fa, nextok_sampler_init_top_n_sigma, pick(4) ? 2.0f : 1.0f, NULL);
+        ADD(fa, nextok_sampler_init_dist, 5 + (uint64_t)rep, NULL);
         CHECK_OK(nextok_chain_clone(fa, &pl));
         nextok_chain_set_observer(pl, observe, NULL);
         int32_t tok;
@@ -909,25 +868,20 @@ TEST(test_fused_typical)
             for (int dt = 0; dt < 3; dt++) {
                 const size_t V = (size_t)(int[]){1, 2, 5, 64, 65, 999, 4097, 20000}[pick(8)];
                 struct nextok_chain *c = chain_of(V);
-                struct nextok_sampler *s = NULL;
                 if (pick(2)) { /* bias (some bans, some raising a token far up) and bans */
                     add_bias6(c, V, 20.0);
                     int32_t ban[2] = {(int32_t)pick(V), (int32_t)pick(V)};
                     if (V > 2 && ban[0] != ban[1] && pick(2)) {
-                        CHECK_OK(nextok_sampler_init_banned(&s, (int32_t)V, ban, 2, NULL));
-                        CHECK_OK(nextok_chain_add(c, s));
+                        ADD(c, nextok_sampler_init_banned, (int32_t)V, ban, 2, NULL);
                     }
                 }
                 maybe_temp(c);
                 const float p = (float[]){0.05f, 0.5f, 0.9f, 0.95f, 0.999f, (float)unif()}[pick(6)];
-                CHECK_OK(nextok_sampler_init_typical(&s, p > 0.0f ? p : 0.5f, pick(3) ? 1 : pick(40), NULL));
-                CHECK_OK(nextok_chain_add(c, s));
+                ADD(c, nextok_sampler_init_typical, p > 0.0f ? p : 0.5f, pick(3) ? 1 : pick(40), NULL);
                 if (pick(3) == 0) { /* a tail stage: the survivors are emitted in id order */
-                    CHECK_OK(nextok_sampler_init_min_p(&s, 0.02f, 1, NULL));
-                    CHECK_OK(nextok_chain_add(c, s));
+                    ADD(c, nextok_sampler_init_min_p, 0.02f, 1, NULL);
                 }
-                CHECK_OK(nextok_sampler_init_dist(&s, 3 + (uint64_t)rep, NULL));
-                CHECK_OK(nextok_chain_add(c, s));
+                ADD(c, nextok_sampler_init_dist, 3 + (uint64_t)rep, NULL);
                 pair_and_free(c, V, rk, dt, &runs, &fused);
             }
     printf("  %d typical chains, %d ended on the fused path\n", runs, fused);
