@@ -91,6 +91,27 @@ static int32_t g_ids[2][MAXN + 64];
 static float g_refrow[MAXN];
 static uint32_t g_row_u32[MAXN]; /* storage for any dtype */
 
+/* Two compactions agree: their counts, non-finite flags and first
+ * min(count, cap) ids and values, bit for bit. */
+static bool same_compact(size_t k0, int f0, size_t k1, int f1, const int32_t *i0, const float *v0,
+                         const int32_t *i1, const float *v1, size_t cap)
+{
+    bool same = k0 == k1 && f0 == f1;
+    for (size_t j = 0; same && j < (k0 < cap ? k0 : cap); j++)
+        same = i0[j] == i1[j] && memcmp(&v0[j], &v1[j], sizeof(float)) == 0;
+    return same;
+}
+
+/* fn on the reference table and on every SIMD table this CPU runs. */
+static void for_each_table(void (*fn)(const struct nextok__kernels *k))
+{
+    fn(nextok__kernels_ref());
+#if defined(__x86_64__)
+    if (nextok_cpu_has_avx2() && nextok__kernels_avx2()) fn(nextok__kernels_avx2());
+    if (nextok_cpu_has_avx512() && nextok__kernels_avx512()) fn(nextok__kernels_avx512());
+#endif
+}
+
 /* block_max against the reference: the same count and non-finite flag;
  * on a finite row the same maxima (as values: ±0 may differ), each also
  * the maximum of its block by a plain loop. */
@@ -123,9 +144,7 @@ static void check_block_max(const struct nextok__kernels *r, const void *row, en
         int g0 = 0, g1 = 0;
         const size_t k0 = r->compact_ge(row, dt, n, thr, 0, ids[0], vals[0], cap, &g0);
         const size_t k1 = g_k->compact_blocks(row, dt, n, thr, b0, ids[1], vals[1], cap, &g1);
-        bool same = k0 == k1 && g0 == g1;
-        for (size_t j = 0; same && j < (k0 < cap ? k0 : cap); j++)
-            same = ids[0][j] == ids[1][j] && memcmp(&vals[0][j], &vals[1][j], sizeof(float)) == 0;
+        const bool same = same_compact(k0, g0, k1, g1, ids[0], vals[0], ids[1], vals[1], cap);
         CHECK_MSG(same, "%s compact_blocks %s dt %d n %zu thr %g cap %zu: %zu vs %zu", g_k->name, what, dt, n,
                   (double)thr, cap, k0, k1);
     }
@@ -451,9 +470,7 @@ static void half_case(const struct nextok__kernels *k, enum nextok_dtype dt, con
     int f0 = 0, f1 = 0;
     const size_t k0 = r->compact_ge(row, dt, n, thr, 3, ids[0], vals[0], cap, &f0);
     const size_t k1 = k->compact_ge(row, dt, n, thr, 3, ids[1], vals[1], cap, &f1);
-    bool same = k0 == k1 && f0 == f1;
-    for (size_t j = 0; same && j < (k0 < cap ? k0 : cap); j++)
-        same = ids[0][j] == ids[1][j] && memcmp(&vals[0][j], &vals[1][j], sizeof(float)) == 0;
+    const bool same = same_compact(k0, f0, k1, f1, ids[0], vals[0], ids[1], vals[1], cap);
     CHECK_MSG(same, "%s compact16 dt %d n %zu thr %a cap %zu: %zu/%d vs %zu/%d", k->name, dt, n,
               (double)thr, cap, k0, f0, k1, f1);
 }
@@ -574,9 +591,7 @@ static void long_rows(const struct nextok__kernels *k)
             int f0 = 0, f1 = 0;
             const size_t k0 = r->compact_ge(row, dt, n, 1.0f, 5, ids[0], vals[0], cap, &f0);
             const size_t k1 = k->compact_ge(row, dt, n, 1.0f, 5, ids[1], vals[1], cap, &f1);
-            bool same = k0 == k1 && f0 == f1;
-            for (size_t j = 0; same && j < (k0 < cap ? k0 : cap); j++)
-                same = ids[0][j] == ids[1][j] && memcmp(&vals[0][j], &vals[1][j], sizeof(float)) == 0;
+            const bool same = same_compact(k0, f0, k1, f1, ids[0], vals[0], ids[1], vals[1], cap);
             CHECK_MSG(same, "%s long row dt %d n %zu cap %zu: %zu/%d vs %zu/%d", k->name, d, n, cap, k0, f0, k1, f1);
         }
     }
@@ -584,20 +599,12 @@ static void long_rows(const struct nextok__kernels *k)
 
 TEST(test_compact_long_rows)
 {
-    long_rows(nextok__kernels_ref());
-#if defined(__x86_64__)
-    if (nextok_cpu_has_avx2() && nextok__kernels_avx2()) long_rows(nextok__kernels_avx2());
-    if (nextok_cpu_has_avx512() && nextok__kernels_avx512()) long_rows(nextok__kernels_avx512());
-#endif
+    for_each_table(long_rows);
 }
 
 TEST(test_compact_half_thresholds)
 {
-    half_thresholds(nextok__kernels_ref());
-#if defined(__x86_64__)
-    if (nextok_cpu_has_avx2() && nextok__kernels_avx2()) half_thresholds(nextok__kernels_avx2());
-    if (nextok_cpu_has_avx512() && nextok__kernels_avx512()) half_thresholds(nextok__kernels_avx512());
-#endif
+    for_each_table(half_thresholds);
 }
 
 TEST(test_ref_self)
