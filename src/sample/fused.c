@@ -514,10 +514,12 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
         if (r->dt == NEXTOK_DTYPE_F32) memcpy(sm + 32 * b, (const float *)r->row + b * gap, 32 * sizeof *sm);
         else r->k->widen((const uint16_t *)r->row + b * gap, r->dt, 32, sm + 32 * b);
     }
+    /* the rank sought among ns sampled values is per * ns + 1 */
     const double per = (double)(2 * need + 32) / (double)r->V * (double)(1u << widen);
-    if (per * SAMPLE_N + 1.0 < 2.0) {
-        /* rank 1 (top-k 40 of a large row): the largest non-NaN value, by
-         * the kernel; NaNs only lower the count, so the rank stays 1 */
+    if (per * SAMPLE_N < 1.0) {
+        /* rank 1 (a few candidates of a large row, off the block route):
+         * the largest non-NaN value, by the kernel; NaNs only lower the
+         * count, so the rank stays 1 */
         int nf = 0;
         return r->k->max(sm, NEXTOK_DTYPE_F32, SAMPLE_N, &nf);
     }
