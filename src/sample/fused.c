@@ -486,12 +486,10 @@ static float rank_threshold(const float *a, size_t n, size_t rank, uint32_t *key
     return x;
 }
 
-/* Ask for the lines guess_tau reads (and the σ centre), all at once, as
- * soon as the row arrives: a row not in cache then costs about one memory
- * latency, hidden under the processors' work, not sixteen in a row. */
+/* Ask for the lines guess_tau reads all at once: a row not in cache then
+ * costs about one memory latency, not sixteen in a row. */
 static void prefetch_sample(const void *row, enum nextok_dtype dt, size_t V)
 {
-    if (V <= SAMPLE_N) return;
     const size_t runs = SAMPLE_N / 32, gap = V / runs, esz = nextok_dtype_size(dt);
     for (size_t b = 0; b < runs; b++)
         for (size_t o = 0; o < 32 * esz; o += 64) __builtin_prefetch((const char *)row + b * gap * esz + o);
@@ -503,9 +501,9 @@ static float guess_tau(struct run *r, size_t need, unsigned widen)
 {
     if (r->V <= SAMPLE_N) return -INFINITY;
     /* 16 runs of 32 contiguous elements spread over the row: a few cache
-     * lines each, so a row that is not in cache costs 16 misses, not 512
-     * (requested by prefetch_sample when the row arrived) */
+     * lines each, so a row that is not in cache costs 16 misses, not 512 */
     const size_t runs = SAMPLE_N / 32, gap = r->V / runs;
+    prefetch_sample(r->row, r->dt, r->V);
     /* the runs widened by the SIMD kernel (exact values), then the NaNs
      * dropped in order without a branch: the same sample as element-wise
      * nextok__row_get, without a conversion call per element */
@@ -1360,7 +1358,6 @@ nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum
     struct nextok__fused *f;
     if (plan_get(c, &f) != NEXTOK_OK || !f->fusable) return NEXTOK_OK;
     if (f->has_allowed) return run_allowed(c, f, logits, dtype, handled);
-    prefetch_sample(logits, dtype, (size_t)c->params.n_vocab);
     size_t n_touched = 0;
     if (!apply_overrides(f, c, logits, dtype, &n_touched)) return NEXTOK_OK;
     struct run r = {f, nextok__kernels(), logits, dtype, (size_t)c->params.n_vocab, 0, 1.0f, 0, 0,
