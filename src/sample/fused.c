@@ -452,33 +452,40 @@ static inline uint32_t fkey(float x)
  * at or above it, at most 2^-12 of the keys' spread below the rank-th
  * largest (that value itself when the keys agree below those 12 bits): the
  * largest key K, built bit by bit from the highest bit in which the keys
- * differ, with at least rank keys >= K. Twelve counting passes over
+ * differ, with at least rank keys >= K. Up to twelve counting passes over
  * the keys (key: scratch of n), vectorised by the compiler, cost no
  * mispredicted branch per element, where a quickselect's partition
  * mispredicts about every other compare; a slightly lower threshold only
- * keeps a few more candidates.
+ * keeps a few more candidates. The keys are fkey's with the top bit flipped,
+ * as int32: signed compares and 32-bit counts are what SSE2 does in one
+ * instruction each. Once exactly rank keys reach K, the passes stop: a
+ * higher K keeps the same keys, so only elements below the rank-th largest
+ * in their blocks could still be left out, and the caller's compaction
+ * meets those few anyway.
  */
-static float rank_threshold(const float *a, size_t n, size_t rank, uint32_t *key)
+static float rank_threshold(const float *a, size_t n, size_t rank, int32_t *key)
 {
-    uint32_t lo = UINT32_MAX, hi = 0;
+    int32_t lo = INT32_MAX, hi = INT32_MIN;
     for (size_t i = 0; i < n; i++) {
-        key[i] = fkey(a[i]);
+        key[i] = (int32_t)(fkey(a[i]) ^ 0x80000000u);
         lo = key[i] < lo ? key[i] : lo;
         hi = key[i] > hi ? key[i] : hi;
     }
-    uint32_t k = 0;
-    int bit = 31;
-    if (lo != hi) { /* the bits above the highest differing one are hi's */
-        bit = 31 - __builtin_clz(lo ^ hi);
-        k = bit == 31 ? 0 : hi & ~((UINT32_C(2) << bit) - 1);
-    } else {
-        k = hi, bit = -1;
+    const uint32_t ulo = (uint32_t)lo ^ 0x80000000u, uhi = (uint32_t)hi ^ 0x80000000u;
+    uint32_t k = uhi; /* as fkey */
+    int bit = -1;
+    if (ulo != uhi) { /* the bits above the highest differing one are hi's */
+        bit = 31 - __builtin_clz(ulo ^ uhi);
+        k = bit == 31 ? 0 : uhi & ~((UINT32_C(2) << bit) - 1);
     }
     for (int stop = bit - 12; bit >= 0 && bit > stop; bit--) {
         const uint32_t t = k | UINT32_C(1) << bit;
-        size_t c = 0;
-        for (size_t i = 0; i < n; i++) c += key[i] >= t;
-        k = c >= rank ? t : k;
+        const int32_t st = (int32_t)(t ^ 0x80000000u);
+        uint32_t c = 0;
+        for (size_t i = 0; i < n; i++) c += key[i] >= st;
+        if (c < rank) continue;
+        k = t;
+        if (c == rank) break;
     }
     const uint32_t u = k & 0x80000000u ? k & 0x7fffffffu : ~k;
     float x;
@@ -573,7 +580,7 @@ static int collect_by_blocks(struct run *r, size_t need)
     const size_t nb = r->k->block_max(r->row, r->dt, r->V, f->blkmax, &nf);
     if (nf) return -1;
     r->nblk = nb;
-    if (!compact(r, rank_threshold(f->blkmax, nb, need, (uint32_t *)f->cids))) return -1;
+    if (!compact(r, rank_threshold(f->blkmax, nb, need, f->cids))) return -1;
     return r->nc >= need;
 }
 
