@@ -8,6 +8,8 @@
 #include "builtin.h"
 #include "threadpool.h"
 
+#include <stdatomic.h>
+
 /* fused.c: the chain's draw scratch (lazy), and the dense weights of the last
  * call when the fused path left its distribution dense (false otherwise). */
 struct nextok__catdraw *nextok__fused_catdraw(struct nextok_chain *c);
@@ -86,17 +88,48 @@ struct batch_job {
     size_t stride_bytes, n;
     int32_t *tokens;
     nextok_status *status;
+    size_t n_rows;
+    atomic_size_t next; /* the next unclaimed row */
 };
 
-static void batch_row(void *ctx, size_t r)
+static void batch_row(const struct batch_job *j, size_t r)
 {
-    const struct batch_job *j = ctx;
     int32_t *out = j->tokens + r * j->n;
     nextok_status rc = nextok_chain_sample_n(j->chains[r], j->logits + r * j->stride_bytes,
                                              j->dtype, j->n, out);
     if (rc != NEXTOK_OK)
         for (size_t i = 0; i < j->n; i++) out[i] = -1;
     j->status[r] = rc;
+}
+
+/*
+ * One pool item per thread: each claims rows one at a time and always holds
+ * the claim on its next row while it samples the current one, so it can
+ * request what that row's call reads first (its touched logits, its chain's
+ * state: in a batch they come from DRAM, and the loads would stall the
+ * call's start one after another). Only the claiming thread touches a
+ * claimed row's chain. At the end a thread waits at most one row for the
+ * others. Which thread takes which row never changes a token.
+ */
+static void batch_worker(void *ctx, size_t item)
+{
+    (void)item;
+    struct batch_job *j = ctx;
+    size_t r = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+    while (r < j->n_rows) {
+        const size_t q = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (q < j->n_rows) nextok__fused_prefetch(j->chains[q], j->logits + q * j->stride_bytes, j->dtype);
+        batch_row(j, r);
+        r = q;
+    }
+}
+
+/* Rows [0, j->n_rows) of j on the pool. */
+static void batch_run(struct nextok_threadpool *pool, struct batch_job *j)
+{
+    const size_t T = pool ? nextok_threadpool_size(pool) : 1;
+    atomic_init(&j->next, 0);
+    nextok__pool_run(pool, batch_worker, j, T < j->n_rows ? T : j->n_rows);
 }
 
 static nextok_status batch_check(struct nextok_chain *const *chains, const void *logits,
@@ -120,23 +153,22 @@ nextok_status nextok_batch_sample_n(struct nextok_threadpool *pool,
     NEXTOK_FORWARD(batch_check(chains, logits, dtype, n_rows, row_stride, tokens));
     if (n_rows == 0) return NEXTOK_OK;
     nextok_status local[64];
-    struct batch_job job = {chains, logits, dtype, row_stride * nextok_dtype_size(dtype), n, tokens,
-                            row_status};
+    struct batch_job job = {.chains = chains, .logits = logits, .dtype = dtype,
+                            .stride_bytes = row_stride * nextok_dtype_size(dtype), .n = n,
+                            .tokens = tokens, .status = row_status, .n_rows = n_rows};
     nextok_status first = NEXTOK_OK;
     if (row_status) {
-        nextok__pool_run(pool, batch_row, &job, n_rows);
+        batch_run(pool, &job);
         for (size_t r = 0; r < n_rows && first == NEXTOK_OK; r++) first = row_status[r];
         return first;
     }
     /* no status array: chunks of 64 rows with a local one (every row still runs) */
     for (size_t r0 = 0; r0 < n_rows; r0 += 64) {
-        size_t m = n_rows - r0 < 64 ? n_rows - r0 : 64;
-        struct batch_job sub = job;
-        sub.chains = chains + r0;
-        sub.logits = job.logits + r0 * job.stride_bytes;
-        sub.tokens = tokens + r0 * n;
-        sub.status = local;
-        nextok__pool_run(pool, batch_row, &sub, m);
+        const size_t m = n_rows - r0 < 64 ? n_rows - r0 : 64;
+        struct batch_job sub = {.chains = chains + r0, .logits = job.logits + r0 * job.stride_bytes,
+                                .dtype = dtype, .stride_bytes = job.stride_bytes, .n = n,
+                                .tokens = tokens + r0 * n, .status = local, .n_rows = m};
+        batch_run(pool, &sub);
         for (size_t r = 0; r < m && first == NEXTOK_OK; r++) first = local[r];
     }
     return first;

@@ -41,6 +41,7 @@ nextok_status nextok__chain_fail(struct nextok_chain *c, nextok_status rc, const
  */
 nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
                                 bool *handled);
+void nextok__fused_prefetch(struct nextok_chain *c, const void *row, enum nextok_dtype dt);
 void nextok__fused_free(struct nextok__fused *f);
 /* Turn a dense fused result into the chain's c->last (no-op otherwise); row
  * is the row of that call. */

@@ -286,6 +286,29 @@ static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c, c
     return u;
 }
 
+/* Request the lines of `row` that the next call's processors will read (the
+ * touched ids' logits) and, on the way, the chain's own state. For a batch,
+ * whose thread issues it for the row it samples next: in a batch the rows
+ * come from DRAM, and the touched ids' loads would otherwise stall the call's
+ * start one after another. Writes only f->touched, which the call refills,
+ * so only the thread that samples c next may call it; no allocation (ids
+ * beyond the buffer's room are not requested). */
+void nextok__fused_prefetch(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
+{
+    struct nextok__fused *f = c->fused;
+    if (!f || !c->plan_valid || !f->fusable || f->has_allowed) return;
+    const size_t esz = nextok_dtype_size(dt);
+    for (size_t s = 0; s < f->n_proc; s++) {
+        size_t got = 0;
+        if (!nextok__processor_touched(c->samplers[s], f->touched, f->touched_cap, &got)) continue;
+        if (got > f->touched_cap) got = f->touched_cap;
+        for (size_t j = 0; j < got; j++) {
+            const int32_t id = f->touched[j];
+            if (id >= 0 && id < f->n_vocab) __builtin_prefetch((const char *)row + (size_t)id * esz);
+        }
+    }
+}
+
 /* Gather the touched ids and run the processors on them. false: hand the row
  * to the plain chain (a processor failed, a touched value is not finite, or
  * memory ran out); the mask is then clean. */
