@@ -133,13 +133,16 @@ static void check_block_max(const struct nextok__kernels *r, const void *row, en
     CHECK_MSG(ok, "%s block_max %s dt %d n %zu: %zu/%d vs %zu/%d", g_k->name, what, dt, n, n0, f0, n1, f1);
     if (f0) return;
     /* compact_blocks with those maxima: compact_ge's output over the whole
-     * row, at a block maximum, a row value, below everything, and with the
-     * room running out */
+     * row, at a block maximum, a row value, below everything, with the
+     * room running out, and just below a block maximum (for f16/bf16 not a
+     * 16-bit value: the 16-bit filter then lets through values below it,
+     * which the exact compare must drop) */
     static int32_t ids[2][65536 + 64];
     static float vals[2][65536 + 64];
-    for (int t = 0; t < 4 && n > 0; t++) {
+    for (int t = 0; t < 5 && n > 0; t++) {
         float thr = t == 0 ? b0[next_u64() % n0] : t == 1 ? nextok__row_get(row, dt, next_u64() % n) : -INFINITY;
         if (t == 3) thr = b0[next_u64() % n0];
+        if (t == 4) thr = nextafterf(b0[next_u64() % n0], -INFINITY);
         const size_t cap = t == 3 ? (size_t)(next_u64() % (n + 1)) : n + 64;
         int g0 = 0, g1 = 0;
         const size_t k0 = r->compact_ge(row, dt, n, thr, 0, ids[0], vals[0], cap, &g0);

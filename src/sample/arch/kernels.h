@@ -45,7 +45,8 @@ struct nextok__kernels {
 
     /* compact_ge(row, dt, n, thr, 0, ...) for a finite row, reading only the
      * blocks whose bmax[b] (block_max of the same row) is >= thr: the others
-     * hold no element >= thr. *nonfinite as compact_ge over the blocks read. */
+     * hold no element >= thr. *nonfinite may report a NaN or ±inf in the
+     * blocks read but need not (block_max reported them). */
     size_t (*compact_blocks)(const void *row, enum nextok_dtype dt, size_t n, float thr,
                              const float *bmax, int32_t *ids, float *vals, size_t cap, int *nonfinite);
 

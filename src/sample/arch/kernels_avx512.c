@@ -332,13 +332,99 @@ AI size_t run_end(const uint32_t *list, size_t m, size_t j)
     return e;
 }
 
+/* A loaded vector kept in a register: without it the compiler folds the
+ * load into each of the two instructions that use the value and reads every
+ * line twice (measured: the f32 block maxima took 8 us a 128256-id row, not
+ * 5). */
+#define ONE_LOAD(v) __asm__("" : "+v"(v))
+
+/*
+ * One listed block alone or in a short run (top-k's or a maximum's few
+ * blocks): the filter masks of the whole block first, packed 64 lanes to a
+ * word with no branch, then only the set bits, one element each. A block
+ * holds one or two candidates here, so the per-vector branches of
+ * compact_impl would each mispredict about as often as not on a row the
+ * predictors have not seen, and a call per block pays its set-up. The
+ * output is compact_impl's over the block: the candidates in index order,
+ * the same count past cap. Non-finite values are not looked for: the
+ * maxima that listed the block came from block_max, which reported them.
+ */
+#define SPARSE_RUN 4 /* runs of fewer blocks take the bitmap path */
+
+/* Element i of a row, exactly widened (F16C for f16). */
+AI float elem(enum nextok_dtype dt, const void *x, size_t i)
+{
+    if (dt == NEXTOK_DTYPE_F32) return ((const float *)x)[i];
+    const uint16_t h = ((const uint16_t *)x)[i];
+    if (dt == NEXTOK_DTYPE_F16) return _cvtsh_ss(h);
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The elements of block x (first: its first id) whose bit is set in
+ * word[0 .. NEXTOK__BLK/64), kept when their value is >= thr (f16/bf16:
+ * the 16-bit filter lets a few below through). */
+AI size_t sparse_emit(enum nextok_dtype dt, const void *x, const uint64_t *word, int32_t first, float thr,
+                      int32_t *ids, float *vals, size_t cap, size_t c)
+{
+    for (unsigned g = 0; g < NEXTOK__BLK / 64; g++)
+        for (uint64_t w = word[g]; w; w &= w - 1) {
+            const unsigned i = 64 * g + (unsigned)__builtin_ctzll(w);
+            const float v = elem(dt, x, i);
+            if (c < cap) {
+                ids[c] = first + (int32_t)i;
+                vals[c] = v;
+            }
+            c += v >= thr;
+        }
+    return c;
+}
+
+AI size_t sparse_block16(enum nextok_dtype dt, int raw, const uint16_t *x, int32_t first, float thr,
+                         __m512i k, int32_t *ids, float *vals, size_t cap, size_t c)
+{
+    uint64_t word[NEXTOK__BLK / 64];
+    for (unsigned g = 0; g < NEXTOK__BLK / 64; g++) {
+        __m512i h0 = _mm512_loadu_si512((const void *)(x + 64 * g)), h1 = _mm512_loadu_si512((const void *)(x + 64 * g + 32));
+        ONE_LOAD(h0);
+        ONE_LOAD(h1);
+        const __mmask32 m0 = _mm512_cmpge_epi16_mask(raw ? h0 : hkey32(h0), k);
+        const __mmask32 m1 = _mm512_cmpge_epi16_mask(raw ? h1 : hkey32(h1), k);
+        word[g] = _cvtmask64_u64(_mm512_kunpackd(m1, m0));
+    }
+    return sparse_emit(dt, x, word, first, thr, ids, vals, cap, c);
+}
+
+AI size_t sparse_block32(const float *x, int32_t first, float thr, int32_t *ids, float *vals, size_t cap,
+                         size_t c)
+{
+    const __m512 t = _mm512_set1_ps(thr);
+    uint64_t word[NEXTOK__BLK / 64];
+    for (unsigned g = 0; g < NEXTOK__BLK / 64; g++) {
+        const __mmask16 m0 = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + 64 * g), t, _CMP_GE_OQ);
+        const __mmask16 m1 = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + 64 * g + 16), t, _CMP_GE_OQ);
+        const __mmask16 m2 = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + 64 * g + 32), t, _CMP_GE_OQ);
+        const __mmask16 m3 = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + 64 * g + 48), t, _CMP_GE_OQ);
+        word[g] = _cvtmask64_u64(_mm512_kunpackd(_mm512_kunpackw(m3, m2), _mm512_kunpackw(m1, m0)));
+    }
+    return sparse_emit(NEXTOK_DTYPE_F32, x, word, first, thr, ids, vals, cap, c);
+}
+
 AI size_t blocks16(enum nextok_dtype dt, int raw, const uint16_t *row, const uint32_t *list, size_t m,
                    float thr, int16_t kt, int32_t *ids, float *vals, size_t cap, size_t c, int *nonfinite)
 {
+    const __m512i k = _mm512_set1_epi16(kt);
     for (size_t j = 0; j < m;) {
         const size_t e = run_end(list, m, j), i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
-        c += compact16_impl(dt, raw, row + i, (e - j) * NEXTOK__BLK, thr, kt, (int32_t)i, ids + at,
-                            vals + at, cap - at, nonfinite);
+        if (e - j < SPARSE_RUN)
+            for (; j < e; j++)
+                c = sparse_block16(dt, raw, row + (size_t)list[j] * NEXTOK__BLK, (int32_t)(list[j] * NEXTOK__BLK),
+                                   thr, k, ids, vals, cap, c);
+        else
+            c += compact16_impl(dt, raw, row + i, (e - j) * NEXTOK__BLK, thr, kt, (int32_t)i, ids + at,
+                                vals + at, cap - at, nonfinite);
         j = e;
     }
     return c;
@@ -349,8 +435,13 @@ AI size_t blocks32(const float *row, const uint32_t *list, size_t m, float thr, 
 {
     for (size_t j = 0; j < m;) {
         const size_t e = run_end(list, m, j), i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
-        c += compact_impl(NEXTOK_DTYPE_F32, row + i, (e - j) * NEXTOK__BLK, thr, (int32_t)i, ids + at,
-                          vals + at, cap - at, nonfinite);
+        if (e - j < SPARSE_RUN)
+            for (; j < e; j++)
+                c = sparse_block32(row + (size_t)list[j] * NEXTOK__BLK, (int32_t)(list[j] * NEXTOK__BLK), thr, ids,
+                                   vals, cap, c);
+        else
+            c += compact_impl(NEXTOK_DTYPE_F32, row + i, (e - j) * NEXTOK__BLK, thr, (int32_t)i, ids + at,
+                              vals + at, cap - at, nonfinite);
         j = e;
     }
     return c;
@@ -386,12 +477,6 @@ static size_t avx512_compact_blocks(const void *row, enum nextok_dtype dt, size_
     }
     return c;
 }
-
-/* A loaded vector kept in a register: without it the compiler folds the
- * load into each of the two instructions that use the value and reads every
- * line twice (measured: the f32 block maxima took 8 us a 128256-id row, not
- * 5). */
-#define ONE_LOAD(v) __asm__("" : "+v"(v))
 
 /* block_max. f32: four running maxima and two exponent-field maxima per
  * block (independent chains), one reduction per block. */
