@@ -10,6 +10,7 @@
  */
 #include "harness.h"
 #include "sample/arch/kernels.h"
+#include "sample/fused_internal.h"
 #include "nextok.h"
 
 #include <float.h>
@@ -888,6 +889,39 @@ TEST(test_fused_typical)
     CHECK(fused > runs / 3);
 }
 
+/* drop_touched (both its merge and its galloping search) against a plain
+ * filter: sorted unique ids and touched lists of many sizes and overlaps. */
+static void test_fused_drop_touched(void)
+{
+    static int32_t ids[4096], ref[4096], touched[1024];
+    static float vals[4096], rvals[4096];
+    const size_t ns[] = {0, 1, 2, 7, 40, 64, 257, 1000, 4000}, nts[] = {0, 1, 3, 64, 300, 1000};
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
+        for (size_t b = 0; b < sizeof nts / sizeof *nts; b++)
+            for (int rep = 0; rep < 4; rep++) {
+                const size_t n = ns[a], nt = nts[b];
+                const int32_t span = (int32_t)(2 * (n + nt) + 1 + pick(3 * (n + nt) + 1));
+                /* ascending unique ids of [0, span): each id taken with a
+                 * fixed chance until n (and nt) are drawn */
+                size_t k = 0, t = 0;
+                for (int32_t id = 0; id < span && k < n; id++)
+                    if (pick((size_t)span) < 2 * n + 1 || (size_t)(span - id) <= n - k) ids[k++] = id;
+                for (int32_t id = 0; id < span && t < nt; id++)
+                    if (pick((size_t)span) < 2 * nt + 1 || (size_t)(span - id) <= nt - t) touched[t++] = id;
+                size_t m = 0;
+                for (size_t i = 0; i < k; i++) {
+                    vals[i] = (float)ids[i] * 0.5f;
+                    bool hit = false;
+                    for (size_t j = 0; j < t && !hit; j++) hit = touched[j] == ids[i];
+                    if (!hit) ref[m] = ids[i], rvals[m++] = vals[i];
+                }
+                const size_t got = drop_touched(ids, vals, k, touched, t);
+                bool same = got == m;
+                for (size_t i = 0; same && i < m; i++) same = ids[i] == ref[i] && vals[i] == rvals[i];
+                CHECK_MSG(same, "drop_touched n %zu nt %zu: %zu kept, expected %zu", k, t, got, m);
+            }
+}
+
 int main(void)
 {
     printf("kernels: %s\n", nextok__kernels()->name); /* which table this run checks */
@@ -904,5 +938,6 @@ int main(void)
     RUN(test_fused_top_p_estimate_misses);
     RUN(test_fused_is_used);
     RUN(test_fused_sigma_straddle);
+    RUN(test_fused_drop_touched);
     return harness_done();
 }

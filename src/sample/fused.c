@@ -293,11 +293,29 @@ static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c, c
  * start one after another. Writes only f->touched, which the call refills,
  * so only the thread that samples c next may call it; no allocation (ids
  * beyond the buffer's room are not requested). */
+static void prefetch_bytes(const void *p, size_t bytes)
+{
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch((const char *)p + o);
+}
+
 void nextok__fused_prefetch(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
 {
     struct nextok__fused *f = c->fused;
     if (!f || !c->plan_valid || !f->fusable || f->has_allowed) return;
-    const size_t esz = nextok_dtype_size(dt);
+    const size_t esz = nextok_dtype_size(dt), nb = ((size_t)f->n_vocab + NEXTOK__BLK - 1) / NEXTOK__BLK;
+    /* the workspace a row's call starts on: each a DRAM miss in a batch,
+     * whose rows stream every other line out of the caches */
+    prefetch_bytes(f, sizeof *f);
+    prefetch_bytes(c->samplers, c->n * sizeof *c->samplers);
+    for (size_t s = 0; s < c->n; s++) {
+        prefetch_bytes(c->samplers[s], 64);
+        prefetch_bytes(c->samplers[s]->ctx, 128);
+    }
+    prefetch_bytes(f->blkmax, nb * sizeof *f->blkmax);
+    prefetch_bytes(f->cids, 256);
+    prefetch_bytes(f->cvals, 256);
+    prefetch_bytes(f->ov, f->ov_cap < 64 ? f->ov_cap * sizeof *f->ov : 64 * sizeof *f->ov);
+    prefetch_bytes(c->work, 64 * sizeof *c->work);
     for (size_t s = 0; s < f->n_proc; s++) {
         size_t got = 0;
         if (!nextok__processor_touched(c->samplers[s], f->touched, f->touched_cap, &got)) continue;
@@ -380,13 +398,38 @@ float float_ceil(double d)
 
 /* ---- candidate collection ---------------------------------------------------------- */
 
+/* drop_touched for a few compacted ids (top-k's): one merge of both sorted
+ * lists without a branch on the data (each step moves past the smaller id,
+ * or both when equal, and keeps ids[i] only when it is the smaller), in
+ * place. In a batch each galloping search's compares mispredict. */
+static size_t drop_merge(int32_t *ids, float *vals, size_t n, const int32_t *touched, size_t nt)
+{
+    size_t i = 0, t = 0, o = 0;
+    while (i < n && t < nt) {
+        const int32_t a = ids[i], b = touched[t];
+        const float v = vals[i];
+        ids[o] = a;
+        vals[o] = v;
+        o += a < b;
+        i += a <= b;
+        t += b <= a;
+    }
+    for (; i < n; i++, o++) {
+        ids[o] = ids[i];
+        vals[o] = vals[i];
+    }
+    return o;
+}
+
 /* Drop the ids listed in touched[0..nt) (ascending; they come from the
- * overrides) from ids/vals[0..n) (ascending). Per touched id, a galloping
- * search in the compacted ids and one block move of the run before it:
- * O(nt log n) compares and no per-candidate branch or mask lookup (flat
- * rows compact thousands of candidates). Returns the new count. */
+ * overrides) from ids/vals[0..n) (ascending). Few ids: drop_merge. Many
+ * (flat rows compact thousands of candidates): per touched id, a galloping
+ * search in the compacted ids and one block move of the run before it,
+ * O(nt log n) compares and no per-candidate branch or mask lookup. Returns
+ * the new count. */
 size_t drop_touched(int32_t *ids, float *vals, size_t n, const int32_t *touched, size_t nt)
 {
+    if (n <= 4 * nt) return drop_merge(ids, vals, n, touched, nt);
     size_t j = 0, i = 0;
     for (size_t t = 0; t < nt && i < n; t++) {
         const int32_t id = touched[t];
