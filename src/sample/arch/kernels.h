@@ -177,11 +177,18 @@ struct nextok__kernels {
 };
 
 /* compact_blocks by calls of a compact_ge per run of blocks that reach thr
- * (the reference's and the AVX2 table's). */
+ * (the reference's and the AVX2 table's). block (may be NULL) takes the full
+ * blocks of runs shorter than NEXTOK__SPARSE_RUN one at a time: it appends
+ * the elements >= thr of the NEXTOK__BLK ids from i0 at count c (stored
+ * while c < cap) and returns the new count; it need not look for non-finite
+ * values (block_max did). */
+#define NEXTOK__SPARSE_RUN 4
+typedef size_t (*nextok__block_fn)(const void *row, enum nextok_dtype dt, size_t i0, float thr, int32_t *ids,
+                                   float *vals, size_t cap, size_t c);
 size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_dtype, size_t, float,
                                                       int32_t, int32_t *, float *, size_t, int *),
-                                 const void *row, enum nextok_dtype dt, size_t n, float thr,
-                                 const float *bmax, int32_t *ids, float *vals, size_t cap,
+                                 nextok__block_fn block, const void *row, enum nextok_dtype dt, size_t n,
+                                 float thr, const float *bmax, int32_t *ids, float *vals, size_t cap,
                                  int *nonfinite);
 
 /* The reference versions the AVX2 kernels finish their last elements with. */

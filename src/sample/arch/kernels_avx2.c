@@ -855,10 +855,59 @@ static void avx2_probs(const float *w, size_t n, double z, float *p)
     for (; i < n; i++) p[i] = (float)((double)w[i] / z);
 }
 
+/* Element i of a row, exactly widened (F16C for f16). */
+AI float elem1(enum nextok_dtype dt, const void *row, size_t i)
+{
+    if (dt == NEXTOK_DTYPE_F32) return ((const float *)row)[i];
+    const uint16_t h = ((const uint16_t *)row)[i];
+    if (dt == NEXTOK_DTYPE_F16) return _cvtsh_ss(h);
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* compact_blocks' block alone or in a short run (top-k's few blocks): the
+ * compare masks of the whole block packed 64 lanes to a word with no branch,
+ * then one element per set bit. A block holds one or two candidates there,
+ * so compact_impl's branch per 16 elements would mispredict about as often
+ * as not on a row the predictors have not seen. */
+AI size_t block8_impl(enum nextok_dtype dt, const void *row, size_t i0, float thr, int32_t *ids, float *vals,
+                      size_t cap, size_t c)
+{
+    const __m256 t = _mm256_set1_ps(thr);
+    uint64_t word[NEXTOK__BLK / 64];
+    for (unsigned g = 0; g < NEXTOK__BLK / 64; g++) {
+        uint64_t w = 0;
+        for (unsigned j = 0; j < 8; j++) {
+            const __m256 x = load8(row, dt, i0 + 64 * g + 8 * j);
+            w |= (uint64_t)(unsigned)_mm256_movemask_ps(_mm256_cmp_ps(x, t, _CMP_GE_OQ)) << (8 * j);
+        }
+        word[g] = w;
+    }
+    for (unsigned g = 0; g < NEXTOK__BLK / 64; g++)
+        for (uint64_t w = word[g]; w; w &= w - 1) {
+            const size_t i = i0 + 64 * g + (unsigned)__builtin_ctzll(w);
+            if (c < cap) {
+                ids[c] = (int32_t)i;
+                vals[c] = elem1(dt, row, i);
+            }
+            c++;
+        }
+    return c;
+}
+
+static size_t avx2_block8(const void *row, enum nextok_dtype dt, size_t i0, float thr, int32_t *ids,
+                          float *vals, size_t cap, size_t c)
+{
+    return BY_DTYPE(block8_impl, dt, row, i0, thr, ids, vals, cap, c);
+}
+
 static size_t avx2_compact_blocks(const void *row, enum nextok_dtype dt, size_t n, float thr,
                                   const float *bmax, int32_t *ids, float *vals, size_t cap, int *nonfinite)
 {
-    return nextok__compact_blocks_by(avx2_compact_ge, row, dt, n, thr, bmax, ids, vals, cap, nonfinite);
+    return nextok__compact_blocks_by(avx2_compact_ge, avx2_block8, row, dt, n, thr, bmax, ids, vals, cap,
+                                     nonfinite);
 }
 
 static const struct nextok__kernels avx2_table = {

@@ -349,7 +349,6 @@ AI size_t run_end(const uint32_t *list, size_t m, size_t j)
  * the same count past cap. Non-finite values are not looked for: the
  * maxima that listed the block came from block_max, which reported them.
  */
-#define SPARSE_RUN 4 /* runs of fewer blocks take the bitmap path */
 
 /* Element i of a row, exactly widened (F16C for f16). */
 AI float elem(enum nextok_dtype dt, const void *x, size_t i)
@@ -418,7 +417,7 @@ AI size_t blocks16(enum nextok_dtype dt, int raw, const uint16_t *row, const uin
     const __m512i k = _mm512_set1_epi16(kt);
     for (size_t j = 0; j < m;) {
         const size_t e = run_end(list, m, j), i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
-        if (e - j < SPARSE_RUN)
+        if (e - j < NEXTOK__SPARSE_RUN)
             for (; j < e; j++)
                 c = sparse_block16(dt, raw, row + (size_t)list[j] * NEXTOK__BLK, (int32_t)(list[j] * NEXTOK__BLK),
                                    thr, k, ids, vals, cap, c);
@@ -435,7 +434,7 @@ AI size_t blocks32(const float *row, const uint32_t *list, size_t m, float thr, 
 {
     for (size_t j = 0; j < m;) {
         const size_t e = run_end(list, m, j), i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
-        if (e - j < SPARSE_RUN)
+        if (e - j < NEXTOK__SPARSE_RUN)
             for (; j < e; j++)
                 c = sparse_block32(row + (size_t)list[j] * NEXTOK__BLK, (int32_t)(list[j] * NEXTOK__BLK), thr, ids,
                                    vals, cap, c);

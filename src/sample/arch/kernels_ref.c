@@ -279,11 +279,11 @@ static void ref_probs(const float *w, size_t n, double z, float *p)
 
 size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_dtype, size_t, float,
                                                       int32_t, int32_t *, float *, size_t, int *),
-                                 const void *row, enum nextok_dtype dt, size_t n, float thr,
-                                 const float *bmax, int32_t *ids, float *vals, size_t cap,
+                                 nextok__block_fn block, const void *row, enum nextok_dtype dt, size_t n,
+                                 float thr, const float *bmax, int32_t *ids, float *vals, size_t cap,
                                  int *nonfinite)
 {
-    const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK;
+    const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK, full = n / NEXTOK__BLK;
     size_t c = 0;
     for (size_t b = 0; b < nb;) {
         if (!(bmax[b] >= thr)) {
@@ -292,6 +292,10 @@ size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_
         }
         size_t e = b + 1;
         while (e < nb && bmax[e] >= thr) e++;
+        if (block && e - b < NEXTOK__SPARSE_RUN && e <= full) {
+            for (; b < e; b++) c = block(row, dt, b * NEXTOK__BLK, thr, ids, vals, cap, c);
+            continue;
+        }
         const size_t i = b * NEXTOK__BLK, end = e * NEXTOK__BLK < n ? e * NEXTOK__BLK : n;
         const size_t at = c < cap ? c : cap;
         c += compact_ge((const char *)row + i * esz, dt, end - i, thr, (int32_t)i, ids + at, vals + at,
@@ -304,7 +308,7 @@ size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_
 static size_t ref_compact_blocks(const void *row, enum nextok_dtype dt, size_t n, float thr,
                                  const float *bmax, int32_t *ids, float *vals, size_t cap, int *nonfinite)
 {
-    return nextok__compact_blocks_by(ref_compact_ge, row, dt, n, thr, bmax, ids, vals, cap, nonfinite);
+    return nextok__compact_blocks_by(ref_compact_ge, NULL, row, dt, n, thr, bmax, ids, vals, cap, nonfinite);
 }
 
 static const struct nextok__kernels ref_table = {
