@@ -286,6 +286,12 @@ static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c, c
     return u;
 }
 
+/* Ask for the cache lines of [p, p + bytes). */
+static void prefetch_bytes(const void *p, size_t bytes)
+{
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch((const char *)p + o);
+}
+
 /* Request the lines of `row` that the next call's processors will read (the
  * touched ids' logits) and, on the way, the chain's own state. For a batch,
  * whose thread issues it for the row it samples next: in a batch the rows
@@ -293,11 +299,6 @@ static size_t collect_touched(struct nextok__fused *f, struct nextok_chain *c, c
  * start one after another. Writes only f->touched, which the call refills,
  * so only the thread that samples c next may call it; no allocation (ids
  * beyond the buffer's room are not requested). */
-static void prefetch_bytes(const void *p, size_t bytes)
-{
-    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch((const char *)p + o);
-}
-
 void nextok__fused_prefetch(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
 {
     struct nextok__fused *f = c->fused;
