@@ -459,4 +459,21 @@ static inline size_t nextok__typscan_scalar(const float *v, size_t n, size_t bas
     return m;
 }
 
+#if defined(__F16C__)
+#include <immintrin.h>
+
+/* Element i of a row, exactly widened (F16C for f16): the SIMD files' scalar
+ * steps (compiled with F16C), without a call per element. */
+static inline float nextok__elem(enum nextok_dtype dt, const void *row, size_t i)
+{
+    if (dt == NEXTOK_DTYPE_F32) return ((const float *)row)[i];
+    const uint16_t h = ((const uint16_t *)row)[i];
+    if (dt == NEXTOK_DTYPE_F16) return _cvtsh_ss(h);
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+#endif
+
 #endif

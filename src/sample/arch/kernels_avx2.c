@@ -855,18 +855,6 @@ static void avx2_probs(const float *w, size_t n, double z, float *p)
     for (; i < n; i++) p[i] = (float)((double)w[i] / z);
 }
 
-/* Element i of a row, exactly widened (F16C for f16). */
-AI float elem1(enum nextok_dtype dt, const void *row, size_t i)
-{
-    if (dt == NEXTOK_DTYPE_F32) return ((const float *)row)[i];
-    const uint16_t h = ((const uint16_t *)row)[i];
-    if (dt == NEXTOK_DTYPE_F16) return _cvtsh_ss(h);
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* compact_blocks' block alone or in a short run (top-k's few blocks): the
  * compare masks of the whole block packed 64 lanes to a word with no branch,
  * then one element per set bit. A block holds one or two candidates there,
@@ -890,7 +878,7 @@ AI size_t block8_impl(enum nextok_dtype dt, const void *row, size_t i0, float th
             const size_t i = i0 + 64 * g + (unsigned)__builtin_ctzll(w);
             if (c < cap) {
                 ids[c] = (int32_t)i;
-                vals[c] = elem1(dt, row, i);
+                vals[c] = nextok__elem(dt, row, i);
             }
             c++;
         }

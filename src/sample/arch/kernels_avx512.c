@@ -350,18 +350,6 @@ AI size_t run_end(const uint32_t *list, size_t m, size_t j)
  * maxima that listed the block came from block_max, which reported them.
  */
 
-/* Element i of a row, exactly widened (F16C for f16). */
-AI float elem(enum nextok_dtype dt, const void *x, size_t i)
-{
-    if (dt == NEXTOK_DTYPE_F32) return ((const float *)x)[i];
-    const uint16_t h = ((const uint16_t *)x)[i];
-    if (dt == NEXTOK_DTYPE_F16) return _cvtsh_ss(h);
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* The elements of block x (first: its first id) whose bit is set in
  * word[0 .. NEXTOK__BLK/64), kept when their value is >= thr (f16/bf16:
  * the 16-bit filter lets a few below through). */
@@ -371,7 +359,7 @@ AI size_t sparse_emit(enum nextok_dtype dt, const void *x, const uint64_t *word,
     for (unsigned g = 0; g < NEXTOK__BLK / 64; g++)
         for (uint64_t w = word[g]; w; w &= w - 1) {
             const unsigned i = 64 * g + (unsigned)__builtin_ctzll(w);
-            const float v = elem(dt, x, i);
+            const float v = nextok__elem(dt, x, i);
             if (c < cap) {
                 ids[c] = first + (int32_t)i;
                 vals[c] = v;
