@@ -165,7 +165,8 @@ static void ty_bracket(const struct run *r, float center, float scale, float p, 
 
 /* One SIMD scan (kernels' typscan): every score into f->sel, the total mass
  * and the mass and count under the bracket, its candidates (ids ascending
- * from the row, overrides appended) in cids/cvals with masses in cq. The
+ * from the row, overrides appended) in cids/cvals (their masses come with
+ * the first refinement level, ty_hist from the weights). The
  * touched ids trade the row's terms for their overrides' (dw is patched, so
  * the masses are already theirs). Returns the bracket's count. */
 static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
@@ -194,16 +195,23 @@ static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
             f->cvals[m++] = sc;
         }
     }
-    for (size_t i = 0; i < m; i++) f->cq[i] = nextok__mass_q(f->dw[f->cids[i]], ts->scale);
     return m;
 }
 
-/* Keep only the crossing sub-bucket (key - base) >> shift (< nb <= HBINS)
- * of the set (in place, order kept), two interleaved histograms so that a
- * run of equal buckets does not wait on its own stores. Returns the count;
- * *base becomes the sub-bucket's first key. */
-static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift, unsigned nb,
-                        uint64_t target, size_t kmin, uint64_t *below, size_t *n_below)
+/* The candidates' masses: cq (a refinement level after the first), or from
+ * the weights (the first level: the scan wrote none, and most of its
+ * candidates never need theirs again). */
+static inline uint64_t ty_q(const struct nextok__fused *f, size_t i, float scale, bool from_w)
+{
+    return from_w ? nextok__mass_q(f->dw[f->cids[i]], scale) : f->cq[i];
+}
+
+/* Histogram of the set by sub-bucket (key - b0) >> shift (< nb <= HBINS):
+ * masses into hq[0], counts into hn[0], two interleaved copies so that a
+ * run of equal buckets does not wait on its own stores. Returns the set's
+ * total mass. */
+static inline uint64_t ty_hist(struct nextok__fused *f, size_t n, uint32_t b0, unsigned shift, unsigned nb,
+                               float scale, bool from_w)
 {
     uint64_t *hq = f->hq[0], *hq1 = f->hq[1];
     uint32_t *hn = f->hn[0], *hn1 = f->hn[1];
@@ -211,36 +219,69 @@ static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsig
     memset(hn, 0, nb * sizeof *hn);
     memset(hq1, 0, nb * sizeof *hq1);
     memset(hn1, 0, nb * sizeof *hn1);
-    const uint32_t b0 = *base;
+    uint64_t tot = 0;
     size_t i = 0;
     for (; i + 2 <= n; i += 2) {
         const uint32_t k0 = (ty_bits(f->cvals[i]) - b0) >> shift, k1 = (ty_bits(f->cvals[i + 1]) - b0) >> shift;
-        hq[k0] += f->cq[i];
+        const uint64_t q0 = ty_q(f, i, scale, from_w), q1 = ty_q(f, i + 1, scale, from_w);
+        hq[k0] += q0;
         hn[k0]++;
-        hq1[k1] += f->cq[i + 1];
+        hq1[k1] += q1;
         hn1[k1]++;
+        tot += q0 + q1;
     }
     for (; i < n; i++) {
         const uint32_t k = (ty_bits(f->cvals[i]) - b0) >> shift;
-        hq[k] += f->cq[i];
+        const uint64_t q = ty_q(f, i, scale, from_w);
+        hq[k] += q;
         hn[k]++;
+        tot += q;
     }
     for (unsigned k = 0; k < nb; k++) {
         hq[k] += hq1[k];
         hn[k] += hn1[k];
     }
-    const unsigned B = ty_cross(hq, hn, nb, target, kmin, below, n_below);
-    /* a branch: one bucket of up to HBINS keeps few, so it predicts well
-     * (the branch-free copy chains every store on the previous compare) */
+    return tot;
+}
+
+/* Keep only sub-bucket B of the set (in place, order kept, masses into cq);
+ * *base becomes its first key. Returns the count. A branch: one bucket of up
+ * to HBINS keeps few, so it predicts well (the branch-free copy chains every
+ * store on the previous compare). */
+static inline size_t ty_keep_bucket(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift,
+                                    unsigned B, float scale, bool from_w)
+{
+    const uint32_t b0 = *base;
     size_t j = 0;
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if ((ty_bits(f->cvals[i]) - b0) >> shift != B) continue;
+        const uint64_t q = ty_q(f, i, scale, from_w);
         f->cids[j] = f->cids[i];
         f->cvals[j] = f->cvals[i];
-        f->cq[j++] = f->cq[i];
+        f->cq[j++] = q;
     }
     *base = b0 + ((uint32_t)B << shift);
     return j;
+}
+
+/* Keep only the crossing sub-bucket (key - base) >> shift (< nb <= HBINS)
+ * of the set (masses in cq). Returns the count; *base becomes the
+ * sub-bucket's first key. */
+static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift, unsigned nb,
+                        uint64_t target, size_t kmin, uint64_t *below, size_t *n_below)
+{
+    (void)ty_hist(f, n, *base, shift, nb, 0.0f, false);
+    const unsigned B = ty_cross(f->hq[0], f->hn[0], nb, target, kmin, below, n_below);
+    return ty_keep_bucket(f, n, base, shift, B, 0.0f, false);
+}
+
+/* The shift of a refinement level over keys [base, base + span]: the
+ * smallest with at most HBINS sub-buckets. */
+static unsigned ty_shift(uint32_t span)
+{
+    unsigned shift = 0;
+    while ((span >> shift) >= HBINS) shift++;
+    return shift;
 }
 
 /* Survivors in id order into c->work, unsorted (typical keeps its input
@@ -300,13 +341,15 @@ bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_
     ty_bracket(r, center, scale, q->p, kmin, &ts.klo, &ts.khi);
     size_t n;
     uint64_t target;
+    unsigned shift;
     for (;;) { /* at most three scans: a miss moves the bracket to the side known to hold the cut */
         ts.q_total = ts.q_below = 0;
         ts.n_below = 0;
         n = ty_scan(r, &ts);
         target = nextok__mass_target(q->p, ts.q_total);
-        uint64_t qin = 0;
-        for (size_t i = 0; i < n; i++) qin += f->cq[i];
+        /* the first level's histogram, which also gives the bracket's mass */
+        shift = ty_shift(ts.khi - ts.klo);
+        const uint64_t qin = ty_hist(f, n, ts.klo, shift, ((ts.khi - ts.klo) >> shift) + 1, scale, true);
         if (ts.q_below >= target && ts.n_below >= kmin) { /* the cut is under the bracket */
             ts.khi = ts.klo - 1;
             ts.klo = 0;
@@ -319,14 +362,16 @@ bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_
     }
     uint64_t below = ts.q_below;
     size_t n_below = ts.n_below;
-    /* refine the bracket's keys [klo, khi] 11 bits at a time down to one key */
-    uint32_t base = ts.klo, span = ts.khi - ts.klo;
-    for (;;) {
-        unsigned shift = 0;
-        while ((span >> shift) >= HBINS) shift++;
-        n = ty_refine(f, n, &base, shift, (span >> shift) + 1, target, kmin, &below, &n_below);
-        if (shift == 0) break;
+    /* refine the bracket's keys [klo, khi] 11 bits at a time down to one key;
+     * the first level's histogram is there already */
+    uint32_t base = ts.klo, span;
+    const unsigned B = ty_cross(f->hq[0], f->hn[0], ((ts.khi - ts.klo) >> shift) + 1, target, kmin, &below,
+                                &n_below);
+    n = ty_keep_bucket(f, n, &base, shift, B, scale, true);
+    while (shift > 0) {
         span = (1u << shift) - 1;
+        shift = ty_shift(span);
+        n = ty_refine(f, n, &base, shift, (span >> shift) + 1, target, kmin, &below, &n_below);
     }
     /* one score left: its candidates in (larger v, lower id) order */
     const float ls = f->cvals[0];
