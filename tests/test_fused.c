@@ -14,6 +14,7 @@
 #include "nextok.h"
 
 #include <float.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 static uint64_t g_s = 42;
@@ -342,6 +343,31 @@ static bool row_pair(struct nextok_chain *fa, const float *row, size_t V, enum n
     return fused;
 }
 
+/* The rows of one test: how many were compared and how many ran fused. */
+struct tally {
+    int runs, fused;
+};
+
+/* row_pair with a printf-style description, counted into tl. */
+static void tally_pair(struct tally *tl, struct nextok_chain *fa, const float *row, size_t V, int dt,
+                       const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    tl->fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
+    tl->runs++;
+}
+
+/* Some rows were compared, and every one ran fused. */
+static void tally_all_fused(const struct tally *tl, const char *label)
+{
+    printf("  %d %s, %d fused\n", tl->runs, label, tl->fused);
+    CHECK(tl->fused == tl->runs && tl->runs > 0);
+}
+
 /*
  * The top candidates by blocks (collect_top on rows of at least 8 blocks of
  * 512 ids when the candidates needed are at most a quarter of the blocks):
@@ -355,7 +381,7 @@ static bool row_pair(struct nextok_chain *fa, const float *row, size_t V, enum n
 TEST(test_fused_block_route)
 {
     static float row[70000];
-    int runs = 0, fused = 0;
+    struct tally tl = {0, 0};
     for (int rep = 0; rep < scale() / 2 + 8; rep++)
         for (int dt = 0; dt < 3; dt++) {
             const size_t V = (size_t)(int[]){4096, 8269, 20000, 65541}[pick(4)];
@@ -404,14 +430,10 @@ TEST(test_fused_block_route)
             }
             ADD(fa, nextok_sampler_init_dist, 29 + (uint64_t)rep, NULL);
             for (size_t j = 0; touch == 1 && j < nt; j += 2) CHECK_OK(nextok_chain_accept(fa, top[j]));
-            char what[128];
-            snprintf(what, sizeof what, "block route V %zu k %d layout %d touch %d stages %d t %g dt %d",
-                     V, k, layout, touch, stages, (double)t, dt);
-            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
-            runs++;
+            tally_pair(&tl, fa, row, V, dt, "block route V %zu k %d layout %d touch %d stages %d t %g dt %d",
+                       V, k, layout, touch, stages, (double)t, dt);
         }
-    printf("  %d rows on the block route's sizes, %d fused\n", runs, fused);
-    CHECK(fused == runs && runs > 0);
+    tally_all_fused(&tl, "rows on the block route's sizes");
 }
 
 /*
@@ -425,7 +447,7 @@ TEST(test_fused_top_k_beyond_untouched)
 {
     static float row[2000];
     static struct nextok_logit_bias lb[2000];
-    int runs = 0, fused = 0;
+    struct tally tl = {0, 0};
     for (int rep = 0; rep < scale() / 4 + 6; rep++)
         for (int dt = 0; dt < 3; dt++) {
             const size_t V = 2000, nb = 1300 + pick(600);
@@ -443,13 +465,9 @@ TEST(test_fused_top_k_beyond_untouched)
             ADD(fa, nextok_sampler_init_temp, 0.7f, NULL);
             ADD(fa, nextok_sampler_init_top_k, k, (enum nextok_ties)pick(2), NULL);
             ADD(fa, nextok_sampler_init_dist, 41 + (uint64_t)rep, NULL);
-            char what[96];
-            snprintf(what, sizeof what, "top-k %d beyond %zu untouched, dt %d", k, V - nb, dt);
-            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
-            runs++;
+            tally_pair(&tl, fa, row, V, dt, "top-k %d beyond %zu untouched, dt %d", k, V - nb, dt);
         }
-    printf("  %d rows with top-k beyond the untouched ids, %d fused\n", runs, fused);
-    CHECK(fused == runs && runs > 0);
+    tally_all_fused(&tl, "rows with top-k beyond the untouched ids");
 }
 
 /*
@@ -510,7 +528,7 @@ TEST(test_fused_min_p_top_k_boundary)
 TEST(test_fused_min_p_touched_top)
 {
     static float row[20000];
-    int fused = 0, runs = 0;
+    struct tally tl = {0, 0};
     for (int rep = 0; rep < scale() + 8; rep++)
         for (int dt = 0; dt < 3; dt++) {
             const size_t V = (size_t)(int[]){2, 64, 999, 20000}[pick(4)];
@@ -531,14 +549,10 @@ TEST(test_fused_min_p_touched_top)
             ADD(fa, nextok_sampler_init_temp, t, NULL);
             ADD(fa, nextok_sampler_init_min_p, mp, 1, NULL);
             ADD(fa, nextok_sampler_init_dist, 5 + (uint64_t)rep, NULL);
-            char what[96];
-            snprintf(what, sizeof what, "min-p touched top V %zu g %zu ban %d t %g p %g dt %d", V, g,
-                     (int)ban, (double)t, (double)mp, dt);
-            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
-            runs++;
+            tally_pair(&tl, fa, row, V, dt, "min-p touched top V %zu g %zu ban %d t %g p %g dt %d", V, g,
+                       (int)ban, (double)t, (double)mp, dt);
         }
-    printf("  %d min-p rows with touched top values, %d fused\n", runs, fused);
-    CHECK(fused == runs && runs > 0);
+    tally_all_fused(&tl, "min-p rows with touched top values");
 }
 
 /*
@@ -555,7 +569,7 @@ TEST(test_fused_top_p_heavy_boundary)
     static float row[20000];
     static uint16_t half[20000];
     static double e[20000];
-    int fused = 0, runs = 0;
+    struct tally tl = {0, 0};
     for (int rep = 0; rep < scale() + 8; rep++)
         for (int dt = 0; dt < 3; dt++) {
             const size_t V = (size_t)(int[]){999, 4097, 20000}[pick(3)];
@@ -588,14 +602,10 @@ TEST(test_fused_top_p_heavy_boundary)
             ADD(fa, nextok_sampler_init_temp, t, NULL);
             ADD(fa, nextok_sampler_init_top_p, p, (enum nextok_ties)pick(2), 1, NULL);
             ADD(fa, nextok_sampler_init_dist, 17 + (uint64_t)rep, NULL);
-            char what[96];
-            snprintf(what, sizeof what, "top-p heavy V %zu g %zu j %zu t %g p %.9g dt %d", V, g, j,
-                     (double)t, (double)p, dt);
-            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
-            runs++;
+            tally_pair(&tl, fa, row, V, dt, "top-p heavy V %zu g %zu j %zu t %g p %.9g dt %d", V, g, j,
+                       (double)t, (double)p, dt);
         }
-    printf("  %d top-p rows aimed at a boundary, %d fused\n", runs, fused);
-    CHECK(fused == runs && runs > 0);
+    tally_all_fused(&tl, "top-p rows aimed at a boundary");
 }
 
 /* The fused path actually runs on the standard profiles. */
@@ -772,7 +782,7 @@ TEST(test_fused_top_p)
 TEST(test_fused_top_p_estimate_misses)
 {
     static float row[20000];
-    int fused = 0, runs = 0;
+    struct tally tl = {0, 0};
     for (int rep = 0; rep < scale() + 8; rep++)
         for (int dt = 0; dt < 3; dt++) {
             const size_t V = (size_t)(int[]){8192, 20000}[pick(2)], gap = V / 128;
@@ -787,14 +797,10 @@ TEST(test_fused_top_p_estimate_misses)
             ADD(fa, nextok_sampler_init_top_p, p, (enum nextok_ties)pick(2), pick(3) ? 1 : pick(300),
                 NULL);
             ADD(fa, nextok_sampler_init_dist, 23 + (uint64_t)rep, NULL);
-            char what[96];
-            snprintf(what, sizeof what, "top-p estimate V %zu up %g in_runs %d t %g p %g dt %d", V,
-                     (double)up, (int)in_runs, (double)t, (double)p, dt);
-            fused += row_pair(fa, row, V, (enum nextok_dtype)dt, what);
-            runs++;
+            tally_pair(&tl, fa, row, V, dt, "top-p estimate V %zu up %g in_runs %d t %g p %g dt %d", V,
+                       (double)up, (int)in_runs, (double)t, (double)p, dt);
         }
-    printf("  %d top-p rows against the estimate, %d fused\n", runs, fused);
-    CHECK(fused == runs && runs > 0);
+    tally_all_fused(&tl, "top-p rows against the estimate");
 }
 
 /* top-n-sigma whose threshold falls exactly on candidate values: rows made
