@@ -506,14 +506,6 @@ float kth_largest(float *a, size_t n, size_t rank)
     return a[want];
 }
 
-/* Order-preserving unsigned key of a non-NaN float (-0 just below +0). */
-static inline uint32_t fkey(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u & 0x80000000u ? ~u : u | 0x80000000u;
-}
-
 /*
  * A threshold with at least rank (1 <= rank <= n) of the n finite floats a
  * at or above it, at most 2^-12 of the keys' spread below the rank-th
@@ -719,7 +711,7 @@ int cmp_sorted(const void *pa, const void *pb)
  * then the records permuted; no comparator call per compare and no
  * 12-byte moves. More: nextok__sort. */
 #define SORT_FEW 64
-static void sort_sorted(struct nextok_token_data *a, size_t n)
+void sort_sorted(struct nextok_token_data *a, size_t n)
 {
     if (n > SORT_FEW) {
         nextok__sort(a, n, sizeof *a, cmp_sorted);
@@ -728,7 +720,7 @@ static void sort_sorted(struct nextok_token_data *a, size_t n)
     uint64_t k[SORT_FEW];
     uint8_t at[SORT_FEW];
     for (size_t i = 0; i < n; i++) {
-        const uint64_t key = (uint64_t)~fkey(a[i].logit + 0.0f) << 32 | (uint32_t)a[i].id;
+        const uint64_t key = (uint64_t)~vkey(a[i].logit) << 32 | (uint32_t)a[i].id;
         size_t j = i;
         for (; j > 0 && k[j - 1] > key; j--) {
             k[j] = k[j - 1];

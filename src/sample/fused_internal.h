@@ -13,6 +13,7 @@
 
 #include <float.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Shared under short names; the symbols carry the library's internal prefix
  * (a static library must not export generic names such as `preimage`). */
@@ -32,6 +33,7 @@
 #define fuse_top_p nextok__fz_fuse_top_p
 #define fuse_typical nextok__fz_fuse_typical
 #define cmp_sorted nextok__fz_cmp_sorted
+#define sort_sorted nextok__fz_sort_sorted
 #define dense_draw nextok__fz_dense_draw
 #define resum_touched_blocks nextok__fz_resum_touched_blocks
 #define active_run nextok__fz_active_run
@@ -168,6 +170,20 @@ void dense_draw(struct nextok_chain *c, const struct run *r, uint64_t seed);
 size_t resum_touched_blocks(const struct run *r);
 /* Sorted order of candidates: logit descending, then id ascending. */
 int cmp_sorted(const void *pa, const void *pb);
+/* a[0..n) into cmp_sorted's order. */
+void sort_sorted(struct nextok_token_data *a, size_t n);
+
+/* Order-preserving unsigned key of a non-NaN float (-0 just below +0), no
+ * branch. */
+static inline uint32_t fkey(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u ^ ((uint32_t)(-(int32_t)(u >> 31)) | 0x80000000u);
+}
+
+/* The key of a processed value: -0 as +0 (they compare equal as logits). */
+static inline uint32_t vkey(float v) { return fkey(v + 0.0f); }
 bool fuse_top_p(struct nextok_chain *c, struct run *r, const struct nextok__p_top_p *q,
                        const uint64_t *dist_seed, bool *drawn);
 bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_typical *q,

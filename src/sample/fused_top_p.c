@@ -31,15 +31,6 @@
  * peaked rows is most of the row. Estimates only decide speed.
  */
 
-/* Key of a processed value, -0 as +0 (they compare equal as logits). */
-static inline uint32_t tp_key(float v)
-{
-    uint32_t u;
-    v += 0.0f;
-    memcpy(&u, &v, sizeof u);
-    return u ^ ((uint32_t)(-(int32_t)(u >> 31)) | 0x80000000u); /* fkey_bits, no branch */
-}
-
 bool tp_reserve(struct nextok__fused *f)
 {
     if (!dense_reserve(f)) return false;
@@ -267,7 +258,7 @@ static bool tp_heavy_cross(struct run *r, float p, float scale, bool keep_ties, 
         extra--;
     }
     /* sorted order: value descending, then id ascending (= index ascending) */
-    for (size_t j = 0; j < n; j++) f->cq[j] = (uint64_t)~tp_key(f->cvals[j]) << 32 | j;
+    for (size_t j = 0; j < n; j++) f->cq[j] = (uint64_t)~vkey(f->cvals[j]) << 32 | j;
     nextok__sort(f->cq, n, sizeof *f->cq, cmp_u64);
     const double lo = zs * (1.0 - 0x1p-19) - (double)r->n_set - 1.0, hi = zs * (1.0 + 0x1p-19) + 1.0;
     const uint64_t t_lo = nextok__mass_target(p, lo > 0.0 ? (uint64_t)lo : 0);
@@ -402,14 +393,14 @@ static size_t tp_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsig
     memset(hq, 0, nb * sizeof *hq);
     memset(hn, 0, nb * sizeof *hn);
     for (size_t i = 0; i < n; i++) {
-        const uint32_t k = (tp_key(f->cvals[i]) - b0) >> shift;
+        const uint32_t k = (vkey(f->cvals[i]) - b0) >> shift;
         hq[k] += f->cq[i];
         hn[k]++;
     }
     const unsigned B = tp_cross(hq, hn, nb, target, above, n_above);
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((tp_key(f->cvals[i]) - b0) >> shift != B) continue;
+        if ((vkey(f->cvals[i]) - b0) >> shift != B) continue;
         f->cids[j] = f->cids[i];
         f->cvals[j] = f->cvals[i];
         f->cq[j++] = f->cq[i];
@@ -428,7 +419,7 @@ static size_t tp_refine_small(struct nextok__fused *f, size_t n, uint64_t target
 {
     uint64_t ord[TP_SMALL]; /* key << 32 | index, descending */
     for (size_t i = 0; i < n; i++) {
-        const uint64_t o = (uint64_t)tp_key(f->cvals[i]) << 32 | i;
+        const uint64_t o = (uint64_t)vkey(f->cvals[i]) << 32 | i;
         size_t j = i;
         for (; j > 0 && ord[j - 1] < o; j--) ord[j] = ord[j - 1];
         ord[j] = o;
@@ -449,7 +440,7 @@ static size_t tp_refine_small(struct nextok__fused *f, size_t n, uint64_t target
     }
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
-        if (tp_key(f->cvals[i]) != lk) continue;
+        if (vkey(f->cvals[i]) != lk) continue;
         f->cids[j] = f->cids[i];
         f->cvals[j] = f->cvals[i];
         f->cq[j++] = f->cq[i];
@@ -466,7 +457,7 @@ static size_t tp_refine_all(struct nextok__fused *f, size_t n, uint64_t target, 
 {
     uint32_t lo = UINT32_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
-        const uint32_t k = tp_key(f->cvals[i]);
+        const uint32_t k = vkey(f->cvals[i]);
         lo = k < lo ? k : lo;
         hi = k > hi ? k : hi;
     }

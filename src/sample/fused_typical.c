@@ -377,7 +377,7 @@ bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_
     const float ls = f->cvals[0];
     for (size_t j = 0; j < n; j++)
         c->work[j] = (struct nextok_token_data){f->cids[j], ty_value(r, f->cids[j]), 0.0f};
-    nextok__sort(c->work, n, sizeof *c->work, cmp_sorted);
+    sort_sorted(c->work, n);
     size_t j = 0;
     for (;; j++) {
         below += nextok__mass_q(f->dw[c->work[j].id], scale);
