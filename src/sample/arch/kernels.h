@@ -177,7 +177,8 @@ struct nextok__kernels {
 };
 
 /* compact_blocks by calls of a compact_ge per run of blocks that reach thr
- * (the reference's and the AVX2 table's). block (may be NULL) takes the full
+ * (every table's; the blocks are listed without a branch on the data, 256
+ * at a time). block (may be NULL) takes the full
  * blocks of runs shorter than NEXTOK__SPARSE_RUN one at a time: it appends
  * the elements >= thr of the NEXTOK__BLK ids from i0 at count c (stored
  * while c < cap) and returns the new count; it need not look for non-finite

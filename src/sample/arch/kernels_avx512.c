@@ -320,18 +320,6 @@ static size_t avx512_compact_ge(const void *row, enum nextok_dtype dt, size_t n,
                   : compact16_impl(NEXTOK_DTYPE_BF16, 0, row, n, thr, kt, base, ids, vals, cap, nonfinite);
 }
 
-/* compact_blocks: the listed blocks (full ones) by the inlined loops, the
- * threshold's 16-bit key computed once; a run of calls would pay a call, the
- * key and the loop set-up per block (about 45 blocks for a top-k 40 row).
- * Consecutive listed blocks go as one run, so a dense run (min-p on a flat
- * row: every block) still switches to the dense loop after its first span. */
-AI size_t run_end(const uint32_t *list, size_t m, size_t j)
-{
-    size_t e = j + 1;
-    while (e < m && list[e] == list[e - 1] + 1) e++;
-    return e;
-}
-
 /* A loaded vector kept in a register: without it the compiler folds the
  * load into each of the two instructions that use the value and reads every
  * line twice (measured: the f32 block maxima took 8 us a 128256-id row, not
@@ -348,11 +336,11 @@ AI size_t run_end(const uint32_t *list, size_t m, size_t j)
  * output is compact_impl's over the block: the candidates in index order,
  * the same count past cap. Non-finite values are not looked for: the
  * maxima that listed the block came from block_max, which reported them.
- */
-
-/* The elements of block x (first: its first id) whose bit is set in
+ *
+ * sparse_emit: the elements of block x (first: its first id) whose bit is set in
  * word[0 .. NEXTOK__BLK/64), kept when their value is >= thr (f16/bf16:
- * the 16-bit filter lets a few below through). */
+ * the 16-bit filter lets a few below through).
+ */
 AI size_t sparse_emit(enum nextok_dtype dt, const void *x, const uint64_t *word, int32_t first, float thr,
                       int32_t *ids, float *vals, size_t cap, size_t c)
 {
@@ -374,7 +362,8 @@ AI size_t sparse_block16(enum nextok_dtype dt, int raw, const uint16_t *x, int32
 {
     uint64_t word[NEXTOK__BLK / 64];
     for (unsigned g = 0; g < NEXTOK__BLK / 64; g++) {
-        __m512i h0 = _mm512_loadu_si512((const void *)(x + 64 * g)), h1 = _mm512_loadu_si512((const void *)(x + 64 * g + 32));
+        __m512i h0 = _mm512_loadu_si512((const void *)(x + 64 * g));
+        __m512i h1 = _mm512_loadu_si512((const void *)(x + 64 * g + 32));
         ONE_LOAD(h0);
         ONE_LOAD(h1);
         const __mmask32 m0 = _mm512_cmpge_epi16_mask(raw ? h0 : hkey32(h0), k);
@@ -399,70 +388,28 @@ AI size_t sparse_block32(const float *x, int32_t first, float thr, int32_t *ids,
     return sparse_emit(NEXTOK_DTYPE_F32, x, word, first, thr, ids, vals, cap, c);
 }
 
-AI size_t blocks16(enum nextok_dtype dt, int raw, const uint16_t *row, const uint32_t *list, size_t m,
-                   float thr, int16_t kt, int32_t *ids, float *vals, size_t cap, size_t c, int *nonfinite)
+/* nextok__compact_blocks_by's block: the f16/bf16 filter's key computed
+ * per block (about k blocks a row). */
+static size_t avx512_block(const void *row, enum nextok_dtype dt, size_t i0, float thr, int32_t *ids,
+                           float *vals, size_t cap, size_t c)
 {
+    if (dt == NEXTOK_DTYPE_F32) return sparse_block32((const float *)row + i0, (int32_t)i0, thr, ids, vals, cap, c);
+    const int16_t kt = half_floor_key(dt, thr);
     const __m512i k = _mm512_set1_epi16(kt);
-    for (size_t j = 0; j < m;) {
-        const size_t e = run_end(list, m, j), i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
-        if (e - j < NEXTOK__SPARSE_RUN)
-            for (; j < e; j++)
-                c = sparse_block16(dt, raw, row + (size_t)list[j] * NEXTOK__BLK, (int32_t)(list[j] * NEXTOK__BLK),
-                                   thr, k, ids, vals, cap, c);
-        else
-            c += compact16_impl(dt, raw, row + i, (e - j) * NEXTOK__BLK, thr, kt, (int32_t)i, ids + at,
-                                vals + at, cap - at, nonfinite);
-        j = e;
-    }
-    return c;
-}
-
-AI size_t blocks32(const float *row, const uint32_t *list, size_t m, float thr, int32_t *ids,
-                   float *vals, size_t cap, size_t c, int *nonfinite)
-{
-    for (size_t j = 0; j < m;) {
-        const size_t e = run_end(list, m, j), i = (size_t)list[j] * NEXTOK__BLK, at = c < cap ? c : cap;
-        if (e - j < NEXTOK__SPARSE_RUN)
-            for (; j < e; j++)
-                c = sparse_block32(row + (size_t)list[j] * NEXTOK__BLK, (int32_t)(list[j] * NEXTOK__BLK), thr, ids,
-                                   vals, cap, c);
-        else
-            c += compact_impl(NEXTOK_DTYPE_F32, row + i, (e - j) * NEXTOK__BLK, thr, (int32_t)i, ids + at,
-                              vals + at, cap - at, nonfinite);
-        j = e;
-    }
-    return c;
+    const uint16_t *x = (const uint16_t *)row + i0;
+    if (dt == NEXTOK_DTYPE_F16)
+        return kt > 0 ? sparse_block16(NEXTOK_DTYPE_F16, 1, x, (int32_t)i0, thr, k, ids, vals, cap, c)
+                      : sparse_block16(NEXTOK_DTYPE_F16, 0, x, (int32_t)i0, thr, k, ids, vals, cap, c);
+    return kt > 0 ? sparse_block16(NEXTOK_DTYPE_BF16, 1, x, (int32_t)i0, thr, k, ids, vals, cap, c)
+                  : sparse_block16(NEXTOK_DTYPE_BF16, 0, x, (int32_t)i0, thr, k, ids, vals, cap, c);
 }
 
 static size_t avx512_compact_blocks(const void *row, enum nextok_dtype dt, size_t n, float thr,
                                     const float *bmax, int32_t *ids, float *vals, size_t cap,
                                     int *nonfinite)
 {
-    const size_t full = n / NEXTOK__BLK;
-    const int16_t kt = dt == NEXTOK_DTYPE_F32 ? 0 : half_floor_key(dt, thr);
-    uint32_t list[256];
-    size_t c = 0;
-    for (size_t b0 = 0; b0 < full; b0 += 256) {
-        const size_t e = full - b0 < 256 ? full : b0 + 256;
-        size_t m = 0;
-        for (size_t b = b0; b < e; b++) { /* listed without a branch */
-            list[m] = (uint32_t)b;
-            m += bmax[b] >= thr;
-        }
-        if (dt == NEXTOK_DTYPE_F32) c = blocks32(row, list, m, thr, ids, vals, cap, c, nonfinite);
-        else if (dt == NEXTOK_DTYPE_F16)
-            c = kt > 0 ? blocks16(NEXTOK_DTYPE_F16, 1, row, list, m, thr, kt, ids, vals, cap, c, nonfinite)
-                       : blocks16(NEXTOK_DTYPE_F16, 0, row, list, m, thr, kt, ids, vals, cap, c, nonfinite);
-        else
-            c = kt > 0 ? blocks16(NEXTOK_DTYPE_BF16, 1, row, list, m, thr, kt, ids, vals, cap, c, nonfinite)
-                       : blocks16(NEXTOK_DTYPE_BF16, 0, row, list, m, thr, kt, ids, vals, cap, c, nonfinite);
-    }
-    if (full * NEXTOK__BLK < n && bmax[full] >= thr) { /* the short last block */
-        const size_t i = full * NEXTOK__BLK, at = c < cap ? c : cap;
-        c += avx512_compact_ge((const char *)row + i * nextok_dtype_size(dt), dt, n - i, thr, (int32_t)i,
-                               ids + at, vals + at, cap - at, nonfinite);
-    }
-    return c;
+    return nextok__compact_blocks_by(avx512_compact_ge, avx512_block, row, dt, n, thr, bmax, ids, vals, cap,
+                                     nonfinite);
 }
 
 /* block_max. f32: four running maxima and two exponent-field maxima per

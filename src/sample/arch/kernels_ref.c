@@ -277,6 +277,14 @@ static void ref_probs(const float *w, size_t n, double z, float *p)
     for (size_t i = 0; i < n; i++) p[i] = (float)((double)w[i] / z);
 }
 
+/* Where the run of listed blocks starting at list[j] ends. */
+static size_t run_end(const uint32_t *list, size_t m, size_t j)
+{
+    size_t e = j + 1;
+    while (e < m && list[e] == list[e - 1] + 1) e++;
+    return e;
+}
+
 size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_dtype, size_t, float,
                                                       int32_t, int32_t *, float *, size_t, int *),
                                  nextok__block_fn block, const void *row, enum nextok_dtype dt, size_t n,
@@ -284,23 +292,28 @@ size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_
                                  int *nonfinite)
 {
     const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK, full = n / NEXTOK__BLK;
+    uint32_t list[256];
     size_t c = 0;
-    for (size_t b = 0; b < nb;) {
-        if (!(bmax[b] >= thr)) {
-            b++;
-            continue;
+    for (size_t b0 = 0; b0 < nb; b0 += 256) {
+        const size_t e0 = nb - b0 < 256 ? nb : b0 + 256;
+        size_t m = 0;
+        for (size_t b = b0; b < e0; b++) { /* listed without a branch */
+            list[m] = (uint32_t)b;
+            m += bmax[b] >= thr;
         }
-        size_t e = b + 1;
-        while (e < nb && bmax[e] >= thr) e++;
-        if (block && e - b < NEXTOK__SPARSE_RUN && e <= full) {
-            for (; b < e; b++) c = block(row, dt, b * NEXTOK__BLK, thr, ids, vals, cap, c);
-            continue;
+        /* a run crossing a chunk's end is cut there: only speed depends on it */
+        for (size_t j = 0; j < m;) {
+            const size_t e = run_end(list, m, j), b = list[j];
+            if (block && e - j < NEXTOK__SPARSE_RUN && list[e - 1] < full) {
+                for (; j < e; j++) c = block(row, dt, (size_t)list[j] * NEXTOK__BLK, thr, ids, vals, cap, c);
+                continue;
+            }
+            const size_t i = b * NEXTOK__BLK, end = (b + (e - j)) * NEXTOK__BLK < n ? (b + (e - j)) * NEXTOK__BLK : n;
+            const size_t at = c < cap ? c : cap;
+            c += compact_ge((const char *)row + i * esz, dt, end - i, thr, (int32_t)i, ids + at, vals + at,
+                            cap - at, nonfinite);
+            j = e;
         }
-        const size_t i = b * NEXTOK__BLK, end = e * NEXTOK__BLK < n ? e * NEXTOK__BLK : n;
-        const size_t at = c < cap ? c : cap;
-        c += compact_ge((const char *)row + i * esz, dt, end - i, thr, (int32_t)i, ids + at, vals + at,
-                        cap - at, nonfinite);
-        b = e;
     }
     return c;
 }
