@@ -21,13 +21,6 @@ AI __m256 load8(const void *row, enum nextok_dtype dt, size_t i)
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-AI float ld1(const void *row, enum nextok_dtype dt, size_t i)
-{
-    if (dt == NEXTOK_DTYPE_F16) return nextok_f16_to_f32(((const uint16_t *)row)[i]);
-    if (dt == NEXTOK_DTYPE_BF16) return nextok_bf16_to_f32(((const uint16_t *)row)[i]);
-    return ((const float *)row)[i];
-}
-
 AI int nonfinite1(float x)
 {
     uint32_t u;
@@ -97,7 +90,7 @@ AI float max_impl(enum nextok_dtype dt, const void *row, size_t n, int *nonfinit
     float m = hmax8(_mm256_max_ps(_mm256_max_ps(a0, a1), _mm256_max_ps(a2, a3)));
     uint32_t ab = hmaxu8(_mm256_max_epu32(b0, b1));
     for (; i < n; i++) {
-        float x = ld1(row, dt, i);
+        float x = nextok__elem(dt, row, i);
         uint32_t u;
         memcpy(&u, &x, sizeof u);
         if ((u & 0x7fffffffu) > ab) ab = u & 0x7fffffffu;
@@ -138,7 +131,7 @@ AI size_t emit(const void *row, enum nextok_dtype dt, size_t i, unsigned m, int3
         unsigned j = (unsigned)__builtin_ctz(m);
         if (c < cap) {
             ids[c] = base + (int32_t)(i + j);
-            vals[c] = ld1(row, dt, i + j);
+            vals[c] = nextok__elem(dt, row, i + j);
         }
         c++;
         m &= m - 1;
@@ -267,7 +260,7 @@ AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float th
     }
     int nf = !_mm256_testz_si256(nfacc, nfacc);
     for (; i < n; i++) {
-        float x = ld1(row, dt, i);
+        float x = nextok__elem(dt, row, i);
         nf |= nonfinite1(x);
         if (x >= thr) {
             if (c < cap) {
@@ -361,7 +354,7 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
     for (; i < n; i += NEXTOK__SUMSQ_BLOCK) {
         float fs = 0.0f, fq = 0.0f;
         for (size_t j = i; j < n && j < i + NEXTOK__SUMSQ_BLOCK; j++) {
-            const float x = ld1(row, dt, j);
+            const float x = nextok__elem(dt, row, j);
             if (x > m) m = x;
             const float d = x / div - center;
             fs += d;
@@ -409,7 +402,7 @@ AI int sumsq_dbl_impl(enum nextok_dtype dt, const void *row, size_t n, float div
     _mm256_storeu_pd(qb, _mm256_add_pd(q0, q1));
     double s = (sb[0] + sb[1]) + (sb[2] + sb[3]), q = (qb[0] + qb[1]) + (qb[2] + qb[3]);
     for (; i < n; i++) {
-        double d = (double)(ld1(row, dt, i) / div) - center;
+        double d = (double)(nextok__elem(dt, row, i) / div) - center;
         s += d;
         q += d * d;
     }
@@ -528,7 +521,7 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     if (bmax && b % 4 != 0) bmax[b / 4] = hmax8(bm); /* the open group's SIMD part; the tail joins it */
     float l = hmin8(lo), h = hmax8(hi);
     for (size_t i = b * 64; i < n; i++) { /* the partial block, scalar (same operations) */
-        float v = nextok__tempv(ld1(row, dt, i), div, full);
+        float v = nextok__tempv(nextok__elem(dt, row, i), div, full);
         l = v < l ? v : l;
         h = v > h ? v : h;
         if (bmax) nextok__bmax_put(bmax, i, v);
@@ -589,7 +582,7 @@ AI void wvsum_impl(enum nextok_dtype dt, const void *row, size_t n, float div, c
     if (b * 64 < n) { /* the partial block, scalar (same operations) */
         float v[64];
         const size_t len = n - b * 64;
-        for (size_t i = 0; i < len; i++) v[i] = nextok__tempv(ld1(row, dt, b * 64 + i), div, 1);
+        for (size_t i = 0; i < len; i++) v[i] = nextok__tempv(nextok__elem(dt, row, b * 64 + i), div, 1);
         bs[b] = nextok__wvblock(w + b * 64, v, len);
     }
 }
@@ -610,7 +603,7 @@ static void avx2_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, floa
         for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load8(src, NEXTOK_DTYPE_F16, i));
     else
         for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load8(src, NEXTOK_DTYPE_BF16, i));
-    for (; i < n; i++) dst[i] = ld1(src, dt, i);
+    for (; i < n; i++) dst[i] = nextok__elem(dt, src, i);
 }
 
 /* ---- top-p: range compaction, the cut, masses above thresholds ------------------ */
@@ -720,7 +713,7 @@ static size_t avx2_typscan(const void *row, enum nextok_dtype dt, size_t n, floa
     ts->q_below += l[0] + l[1] + l[2] + l[3];
     ts->n_below += nb;
     float v[8];
-    for (size_t j = i; j < n; j++) v[j - i] = nextok__tempv(ld1(row, dt, j), div, 1);
+    for (size_t j = i; j < n; j++) v[j - i] = nextok__tempv(nextok__elem(dt, row, j), div, 1);
     return m + nextok__typscan_scalar(v, n - i, i, w + i, ts, sc + i, ids + m, vals + m);
 }
 
