@@ -479,6 +479,15 @@ AI double tree16(__m256d a0, __m256d a1, __m256d a2, __m256d a3)
     return _mm_cvtsd_f64(_mm_add_sd(d, _mm_unpackhi_pd(d, d)));
 }
 
+/* The tree of a block's float lane sums a[0] (lanes 0-7), a[1] (8-15). As
+ * in kernels_avx512.c (treef16), the loops call it for block b - 1 after
+ * block b's lane sums, when its input is ready. */
+AI double treef8x2(const __m256 a[2])
+{
+    return tree16(_mm256_cvtps_pd(_mm256_castps256_ps128(a[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[0], 1)),
+                  _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
+}
+
 AI float hmin8(__m256 v)
 {
     __m128 m = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -496,7 +505,8 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     const struct wtab8 tab = wtab8_of(ref);
     __m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY), bm = hi;
     size_t b = 0;
-    double acc = 0.0; /* the running sum: its latency hides behind the exps */
+    double acc = 0.0; /* the running sum */
+    __m256 pa[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* the previous block's (treef8x2) */
     for (; (b + 1) * 64 <= n; b++) {
         __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (size_t j = 0; j < 8; j++) { /* 8 floats: lanes 8 (j & 1) .. +7, in float, in order */
@@ -508,15 +518,15 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
             _mm256_storeu_ps(w + i, e);
             a[j & 1] = _mm256_add_ps(a[j & 1], e);
         }
-        bsum[b] = tree16(_mm256_cvtps_pd(_mm256_castps256_ps128(a[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[0], 1)),
-                         _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
-        cum[b] = acc += bsum[b];
+        if (b > 0) cum[b - 1] = acc += bsum[b - 1] = treef8x2(pa);
+        pa[0] = a[0], pa[1] = a[1];
         if (b % 4 == 3) { /* a group of 256 ids closes */
             hi = _mm256_max_ps(bm, hi);
             if (bmax) bmax[b / 4] = hmax8(bm);
             bm = _mm256_set1_ps(-INFINITY);
         }
     }
+    if (b > 0) cum[b - 1] = acc += bsum[b - 1] = treef8x2(pa);
     hi = _mm256_max_ps(bm, hi);
     if (bmax && b % 4 != 0) bmax[b / 4] = hmax8(bm); /* the open group's SIMD part; the tail joins it */
     float l = hmin8(lo), h = hmax8(hi);
@@ -572,13 +582,17 @@ AI void wv8(enum nextok_dtype dt, const void *row, const float *w, size_t i, flo
 AI void wvsum_impl(enum nextok_dtype dt, const void *row, size_t n, float div, const float *w,
                    double *bs)
 {
+    __m256d pa[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+    /* pa: the previous block's lanes: its tree after this block's (treef8x2) */
     size_t b = 0;
     for (; (b + 1) * 64 <= n; b++) {
         __m256d a[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
         for (size_t j = 0; j < 8; j++) /* j even: lanes 0-7, odd: 8-15 */
             wv8(dt, row, w, b * 64 + j * 8, div, &a[2 * (j & 1)], &a[2 * (j & 1) + 1]);
-        bs[b] = tree16(a[0], a[1], a[2], a[3]);
+        if (b > 0) bs[b - 1] = tree16(pa[0], pa[1], pa[2], pa[3]);
+        memcpy(pa, a, sizeof pa);
     }
+    if (b > 0) bs[b - 1] = tree16(pa[0], pa[1], pa[2], pa[3]);
     if (b * 64 < n) { /* the partial block, scalar (same operations) */
         float v[64];
         const size_t len = n - b * 64;
@@ -646,13 +660,15 @@ static void avx2_cut_weights(const void *row, enum nextok_dtype dt, size_t n, fl
                              int32_t cut, float *w, double *bsum)
 {
     const __m256 g = _mm256_set1_ps(gt), e = _mm256_set1_ps(eq);
+    __m256 pa[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* the previous block's (treef8x2) */
     size_t b = 0;
     for (; (b + 1) * 64 <= n; b++) {
         __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (size_t j = 0; j < 8; j++) a[j & 1] = _mm256_add_ps(a[j & 1], cut8(row, dt, b * 64 + j * 8, g, e, cut, w));
-        bsum[b] = tree16(_mm256_cvtps_pd(_mm256_castps256_ps128(a[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[0], 1)),
-                         _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
+        if (b > 0) bsum[b - 1] = treef8x2(pa);
+        pa[0] = a[0], pa[1] = a[1];
     }
+    if (b > 0) bsum[b - 1] = treef8x2(pa);
     if (b * 64 < n) /* the partial block: the reference */
         nextok__ref_cut_weights((const char *)row + b * 64 * nextok_dtype_size(dt), dt, n - b * 64, gt, eq,
                                 cut - (int32_t)(b * 64), w + b * 64, bsum + b);
@@ -815,6 +831,7 @@ static void avx2_cut_keys(float *w, const float *sc, size_t n, uint32_t klo, dou
     /* unsigned k < klo as signed compares after flipping the sign bits */
     const __m256i flip = _mm256_set1_epi32(INT32_MIN);
     const __m256i k = _mm256_xor_si256(_mm256_set1_epi32((int32_t)klo), flip);
+    __m256 pa[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* the previous block's (treef8x2) */
     size_t b = 0;
     for (; (b + 1) * 64 <= n; b++) {
         __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -826,9 +843,10 @@ static void avx2_cut_keys(float *w, const float *sc, size_t n, uint32_t klo, dou
             _mm256_storeu_ps(w + i, x);
             a[j & 1] = _mm256_add_ps(a[j & 1], x);
         }
-        bsum[b] = tree16(_mm256_cvtps_pd(_mm256_castps256_ps128(a[0])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[0], 1)),
-                         _mm256_cvtps_pd(_mm256_castps256_ps128(a[1])), _mm256_cvtps_pd(_mm256_extractf128_ps(a[1], 1)));
+        if (b > 0) bsum[b - 1] = treef8x2(pa);
+        pa[0] = a[0], pa[1] = a[1];
     }
+    if (b > 0) bsum[b - 1] = treef8x2(pa);
     if (b * 64 < n) { /* the partial block */
         for (size_t i = b * 64; i < n; i++) {
             uint32_t kk;
