@@ -127,34 +127,20 @@ AI size_t emit16(__m512 x, __mmask16 m, int32_t first, int32_t *ids, float *vals
  */
 #define SPAN 4096
 #define DENSE_AT 64
-#define NARROW_AT 8 /* store16's narrow: a span kept under one in NARROW_AT */
 
 /* Dense spans store 16 entries past the count: they run only where the
  * whole span fits in the room left. */
 AI bool dense_fits(size_t c, size_t cap, size_t len) { return c <= cap && cap - c >= len + 16; }
 
 /* 16 elements from first: the compressed ids and values stored at c
- * unconditionally (room checked by the caller); returns the new count.
- * narrow: the caller expects few lanes (under one in eight), so up to four
- * are stored as 16 bytes each, behind a branch that then rarely goes the
- * other way. Two 64-byte stores a vector, most of them split across cache
- * lines, were the dense loop's limit (min-p 0.05 of flat V 128256 rows: the
- * compaction's profile share per read pass's 2.7 -> 2.3). */
-AI size_t store16(__m512 x, __mmask16 m, int32_t first, int32_t *ids, float *vals, size_t c, bool narrow)
+ * unconditionally (room checked by the caller); returns the new count. */
+AI size_t store16(__m512 x, __mmask16 m, int32_t first, int32_t *ids, float *vals, size_t c)
 {
     const __m512i idx = _mm512_add_epi32(_mm512_set1_epi32(first),
                                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    const __m512 cv = _mm512_maskz_compress_ps(m, x);
-    const __m512i ci = _mm512_maskz_compress_epi32(m, idx);
-    const unsigned k = (unsigned)__builtin_popcount(m);
-    if (narrow && k <= 4) {
-        _mm_storeu_ps(vals + c, _mm512_castps512_ps128(cv));
-        _mm_storeu_si128((__m128i *)(void *)(ids + c), _mm512_castsi512_si128(ci));
-    } else {
-        _mm512_storeu_ps(vals + c, cv);
-        _mm512_storeu_si512((void *)(ids + c), ci);
-    }
-    return c + k;
+    _mm512_storeu_ps(vals + c, _mm512_maskz_compress_ps(m, x));
+    _mm512_storeu_si512((void *)(ids + c), _mm512_maskz_compress_epi32(m, idx));
+    return c + (size_t)__builtin_popcount(m);
 }
 
 AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float thr, int32_t base,
@@ -167,14 +153,14 @@ AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float th
     __m512i ex = _mm512_setzero_si512();
     __mmask16 nf = 0;
     size_t c = 0, i = 0;
-    bool dense = false, narrow = true;
+    bool dense = false;
     while (i + 64 <= n) {
         const size_t end = n - i >= SPAN ? i + SPAN : i + (n - i) / 64 * 64, c0 = c;
         if (dense && dense_fits(c, cap, end - i)) {
             for (; i < end; i += 16) {
                 const __m512 x = load16(row, dt, i, 0xffff);
                 ex = _mm512_max_epu32(ex, _mm512_and_si512(_mm512_castps_si512(x), em));
-                c = store16(x, _mm512_cmp_ps_mask(x, t, _CMP_GE_OQ), base + (int32_t)i, ids, vals, c, narrow);
+                c = store16(x, _mm512_cmp_ps_mask(x, t, _CMP_GE_OQ), base + (int32_t)i, ids, vals, c);
             }
         } else {
             for (; i < end; i += 64) {
@@ -197,7 +183,6 @@ AI size_t compact_impl(enum nextok_dtype dt, const void *row, size_t n, float th
             }
         }
         dense = (c - c0) * DENSE_AT > SPAN;
-        narrow = (c - c0) * NARROW_AT < SPAN;
     }
     nf = _mm512_cmpeq_epi32_mask(ex, em);
     for (; i < n; i += 16) {
@@ -277,7 +262,7 @@ AI size_t compact16_impl(enum nextok_dtype dt, int raw, const uint16_t *row, siz
     const __m512i k = _mm512_set1_epi16(kt);
     __m512i ex = _mm512_setzero_si512(); /* as compact_impl: the largest exponent field */
     size_t c = 0, i = 0;
-    bool dense = false, narrow = true; /* as compact_impl */
+    bool dense = false; /* as compact_impl */
     while (i + 128 <= n) {
         const size_t end = n - i >= SPAN ? i + SPAN : i + (n - i) / 128 * 128, c0 = c;
         if (dense && dense_fits(c, cap, end - i)) {
@@ -288,8 +273,8 @@ AI size_t compact16_impl(enum nextok_dtype dt, int raw, const uint16_t *row, siz
                 const __m512 x0 = widen16(dt, h, 0), x1 = widen16(dt, h, 1);
                 const __mmask16 e0 = _mm512_mask_cmp_ps_mask((__mmask16)m, x0, t, _CMP_GE_OQ);
                 const __mmask16 e1 = _mm512_mask_cmp_ps_mask((__mmask16)(m >> 16), x1, t, _CMP_GE_OQ);
-                c = store16(x0, e0, base + (int32_t)i, ids, vals, c, narrow);
-                c = store16(x1, e1, base + (int32_t)(i + 16), ids, vals, c, narrow);
+                c = store16(x0, e0, base + (int32_t)i, ids, vals, c);
+                c = store16(x1, e1, base + (int32_t)(i + 16), ids, vals, c);
             }
         } else {
             for (; i < end; i += 128) {
@@ -314,7 +299,6 @@ AI size_t compact16_impl(enum nextok_dtype dt, int raw, const uint16_t *row, siz
             }
         }
         dense = (c - c0) * DENSE_AT > SPAN;
-        narrow = (c - c0) * NARROW_AT < SPAN;
     }
     *nonfinite |= _mm512_cmpeq_epi16_mask(ex, em) != 0;
     /* the last n % 128 elements: the f32 loop (masked 16-lane tail) */
@@ -1096,7 +1080,6 @@ AI size_t mass_band_impl(enum nextok_dtype dt, const void *row, size_t n, const 
     __m512i a0 = _mm512_setzero_si512(), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0;
     uint64_t c1 = 0, c2 = 0;
     size_t c = 0;
-    bool narrow = true; /* store16's: the previous group kept under one in NARROW_AT */
     for (size_t g = 0; g < n; g += NEXTOK__BMAX_IDS) {
         const size_t e = n - g < NEXTOK__BMAX_IDS ? n : g + NEXTOK__BMAX_IDS;
         if (gmax && !(gmax[g / NEXTOK__BMAX_IDS] >= gth)) {
@@ -1106,7 +1089,6 @@ AI size_t mass_band_impl(enum nextok_dtype dt, const void *row, size_t n, const 
         /* the band's elements stored unconditionally where the group fits
          * (no branch per vector to mispredict), else emitted one by one */
         const bool fits = dense_fits(c, cap, e - g);
-        const size_t c0 = c;
         for (size_t i = g; i < e; i += 16) {
             const __mmask16 k = tail_mask(e - i);
             const __m512 x = load16(row, dt, i, k);
@@ -1123,10 +1105,9 @@ AI size_t mass_band_impl(enum nextok_dtype dt, const void *row, size_t n, const 
                 c2 += (uint64_t)__builtin_popcount(ml);
             }
             const __mmask16 band = (__mmask16)(ml & ~mh);
-            if (fits) c = store16(x, band, base + (int32_t)i, ids, vals, c, narrow);
+            if (fits) c = store16(x, band, base + (int32_t)i, ids, vals, c);
             else if (band) c = emit16(x, band, base + (int32_t)i, ids, vals, cap, c);
         }
-        narrow = (c - c0) * NARROW_AT < e - g;
     }
     q[0] = hsum_u64(_mm512_add_epi64(a0, b0));
     q[1] = hsum_u64(_mm512_add_epi64(a1, b1));
