@@ -268,21 +268,23 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
     { /* mass_above: weights with NaN/large values, thresholds from the row, ±inf */
         static float w[MAXN];
         for (size_t i = 0; i < n; i++) w[i] = (next_u64() % 16 == 0) ? fabsf(special_value()) : (float)unif() * 1.9f; /* weights are >= 0 or NaN */
-        float thr[4];
-        for (int j = 0; j < 4; j++) thr[j] = n ? g_refrow[next_u64() % n] : 0.0f;
-        if (next_u64() & 1) thr[0] = INFINITY, thr[3] = -INFINITY;
-        const float scale = 0x1p40f;
-        uint64_t q0[5], c0[5], q1[5], c1[5], qw[5] = {0}, cw[5] = {0};
         /* half the time the group-maxima hint, as top-p makes it: the
          * groups' largest values and the lowest threshold */
         static float gmax[MAXN / NEXTOK__BMAX_IDS + 1];
-        float gth = INFINITY;
-        for (int j = 0; j < 4; j++) gth = thr[j] < gth ? thr[j] : gth; /* NaN thresholds match nothing */
         for (size_t i = 0; i < n; i++) {
             float *m = gmax + i / NEXTOK__BMAX_IDS;
             if (i % NEXTOK__BMAX_IDS == 0) *m = -INFINITY;
             if (g_refrow[i] > *m) *m = g_refrow[i];
         }
+        float thr[4];
+        for (int j = 0; j < 4; j++) thr[j] = n ? g_refrow[next_u64() % n] : 0.0f;
+        if (next_u64() & 1) thr[0] = INFINITY, thr[3] = -INFINITY;
+        else if (n && next_u64() % 2) /* thresholds at groups' maxima: the hint rules out whole groups */
+            for (int j = 0; j < 4; j++) thr[j] = gmax[next_u64() % ((n + NEXTOK__BMAX_IDS - 1) / NEXTOK__BMAX_IDS)];
+        const float scale = 0x1p40f;
+        uint64_t q0[5], c0[5], q1[5], c1[5], qw[5] = {0}, cw[5] = {0};
+        float gth = INFINITY;
+        for (int j = 0; j < 4; j++) gth = thr[j] < gth ? thr[j] : gth; /* NaN thresholds match nothing */
         const bool hint = next_u64() & 1;
         r->mass_above(row, dt, n, w, scale, thr, NULL, 0.0f, q0, c0);
         g_k->mass_above(row, dt, n, w, scale, thr, hint ? gmax : NULL, gth, q1, c1);
@@ -315,6 +317,14 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
             float *m = gmax + i / NEXTOK__BMAX_IDS;
             if (i % NEXTOK__BMAX_IDS == 0) *m = -INFINITY;
             if (g_refrow[i] > *m) *m = g_refrow[i];
+        }
+        if (n && next_u64() % 4 == 0) { /* a band at groups' maxima: the hint rules out whole groups */
+            const size_t ng = (n + NEXTOK__BMAX_IDS - 1) / NEXTOK__BMAX_IDS;
+            lo = gmax[next_u64() % ng], hi = gmax[next_u64() % ng];
+            if (!(lo <= hi)) {
+                const float t = lo;
+                lo = hi, hi = t;
+            }
         }
         const bool hint = next_u64() & 1, counts = next_u64() & 1;
         const size_t cap = next_u64() & 1 ? n : (size_t)(next_u64() % 8);
