@@ -556,6 +556,64 @@ TEST(test_fused_min_p_touched_top)
 }
 
 /*
+ * min-p right before dist on rows where many survive: the fused path then
+ * draws densely (weights_ge, cut_draw) instead of compacting the survivors.
+ * Flat rows of several spreads (1 % to half the row survives; some offset
+ * by 75), every dtype
+ * and temperature, touched ids lowered, raised above the row or banned,
+ * min_keep up to far more than survive (the sparse route's fallback), and
+ * chains whose dist does not directly follow (sparse). Both routes must be
+ * taken; every row is compared with the plain chain (survivors, p, token).
+ */
+TEST(test_fused_min_p_dense)
+{
+    static float row[70000];
+    struct tally tl = {0, 0};
+    int dense = 0, sparse = 0;
+    for (int rep = 0; rep < scale() + 8; rep++)
+        for (int dt = 0; dt < 3; dt++) {
+            const size_t V = (size_t)(int[]){4096, 5000, 20000, 70000}[pick(4)];
+            const float t = (float[]){0.5f, 0.8f, 1.0f, 1.7f}[pick(4)];
+            const float mp = (float[]){0.01f, 0.05f, 0.1f, 0.3f}[pick(4)];
+            const float spread = (float[]){0.3f, 1.0f, 2.0f}[pick(3)];
+            /* an offset of 75 puts some rows' values (over t) beyond where
+             * unscaled weights are exact: the pass then takes the canonical
+             * reference */
+            const float off = pick(3) ? 0.0f : 75.0f;
+            for (size_t i = 0; i < V; i++) row[i] = off + spread * gauss();
+            struct nextok_logit_bias lb[6];
+            const size_t g = pick(7);
+            for (size_t j = 0; j < g; j++) { /* distinct ids: j-th of g evenly spread */
+                const int32_t id = (int32_t)(j * (V / g) + pick(V / g));
+                const int how = (int)pick(3);
+                lb[j] = (struct nextok_logit_bias){id, how == 0 ? -INFINITY : how == 1 ? 3.0f * spread : -2.0f};
+            }
+            const size_t mk = pick(4) ? 1 : (size_t)(int[]){0, 2, 40, 3000}[pick(4)];
+            const int shape = (int)pick(4); /* 0-2: min-p, dist; 3: min-p, top-k 5000, dist */
+            struct nextok_chain *fa = chain_of(V);
+            if (g) ADD(fa, nextok_sampler_init_logit_bias, (int32_t)V, lb, g, NULL);
+            ADD(fa, nextok_sampler_init_temp, t, NULL);
+            ADD(fa, nextok_sampler_init_min_p, mp, mk, NULL);
+            if (shape == 3) ADD(fa, nextok_sampler_init_top_k, 5000, NEXTOK_TIES_EXACT, NULL);
+            ADD(fa, nextok_sampler_init_dist, 11 + (uint64_t)rep, NULL);
+            /* which route ran: a clone samples the row and tells whether its set stayed dense */
+            struct nextok_chain *probe = NULL;
+            CHECK_OK(nextok_chain_clone(fa, &probe));
+            int32_t tok = -1;
+            CHECK_OK(nextok_chain_sample(probe, row, NEXTOK_DTYPE_F32, &tok));
+            struct nextok__wset set;
+            if (nextok__fused_dense_set(probe, &set)) dense++;
+            else sparse++;
+            nextok_chain_free(probe);
+            tally_pair(&tl, fa, row, V, dt, "min-p dense V %zu t %g p %g spread %g g %zu mk %zu shape %d dt %d", V,
+                       (double)t, (double)mp, (double)spread, g, mk, shape, dt);
+        }
+    printf("  min-p rows: %d drawn densely, %d through the survivors\n", dense, sparse);
+    CHECK(dense > 0 && sparse > 0);
+    tally_all_fused(&tl, "min-p rows, dense or not");
+}
+
+/*
  * top-p whose p sits at, or a relative 2^-22 .. 2^-15 and a few ulp
  * around, the cumulative probability of one of the top candidates of a
  * peaked row: the fused path decides such rows
@@ -940,6 +998,7 @@ int main(void)
     RUN(test_fused_top_k_beyond_untouched);
     RUN(test_fused_min_p_top_k_boundary);
     RUN(test_fused_min_p_touched_top);
+    RUN(test_fused_min_p_dense);
     RUN(test_fused_top_p_heavy_boundary);
     RUN(test_fused_top_p_estimate_misses);
     RUN(test_fused_is_used);

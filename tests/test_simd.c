@@ -812,6 +812,40 @@ static void check_unscaled_extremes(const struct nextok__kernels *const tabs[3],
     }
 }
 
+/* min-p's dense weights (weights_ge) in every table against their
+ * definition: the weights of weights (g_w[0] with ref, g_uw[0] unscaled)
+ * where the raw x >= ge, 0 elsewhere, and those arrays' block and running
+ * sums; cuts below, at, just above and above row values, and NaN. */
+static void check_weights_ge(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt, size_t n,
+                             float div, const struct nextok__wref *ref)
+{
+    static float want[MAXN + 64], got[MAXN + 64];
+    static double wbs[MAXN / 64 + 2], wcum[MAXN / 64 + 2], gbs[MAXN / 64 + 2], gcum[MAXN / 64 + 2];
+    const float at = g_refrow[next_u64() % n];
+    const float ges[] = {-INFINITY, at, nextafterf(at, INFINITY), g_refrow[n / 2], INFINITY, NAN};
+    const size_t nb = (n + 63) / 64;
+    for (int u = 0; u < 2; u++) {
+        const struct nextok__wref *rf = u ? &nextok__wref_unscaled : ref;
+        const float *base = u ? g_uw[0] : g_w[0];
+        for (size_t gi = 0; gi < sizeof ges / sizeof ges[0]; gi++) {
+            size_t kept = 0;
+            for (size_t i = 0; i < n; i++) {
+                want[i] = g_refrow[i] >= ges[gi] ? base[i] : 0.0f;
+                kept += g_refrow[i] >= ges[gi];
+            }
+            double acc = 0.0;
+            for (size_t b = 0; b < nb; b++) wcum[b] = acc += wbs[b] = nextok__wblock(want + 64 * b, n - 64 * b < 64 ? n - 64 * b : 64);
+            for (int t = 0; t < 3; t++) {
+                if (!tabs[t]) continue;
+                tabs[t]->weights_ge(g_row_u32, dt, n, div, rf, ges[gi], got, gbs, gcum);
+                CHECK_MSG(same_f(want, got, n) && same_d(wbs, gbs, nb) && same_d(wcum, gcum, nb),
+                          "%s weights_ge differ (dt %d n %zu div %g ge %g of %zu kept, %s)", tabs[t]->name,
+                          (int)dt, n, (double)div, (double)ges[gi], kept, u ? "unscaled" : "canonical");
+            }
+        }
+    }
+}
+
 /* ref, AVX2, AVX-512 weights (row and array forms) compared with memcmp, with
  * the canonical reference of the row's maximum and the unscaled one; the
  * reference against libm exp within 1.3e-7 + 3e-9 |x| relative; and where
@@ -898,6 +932,7 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
         CHECK_MSG(memcmp(g_w[0], w2, n * sizeof(float)) == 0, "%s expw differs from weights (n %zu)",
                   tabs[t]->name, n);
     }
+    check_weights_ge(tabs, dt, n, div, &ref);
     check_wvsum(tabs, dt, n, div, vals, m == vhi && nextok__wref_unscaled_ok(vlo, vhi) ? ref.n : INT32_MIN);
     check_unscaled_extremes(tabs, dt, n, div);
     if (div != 1.0f) check_unscaled_extremes(tabs, dt, n, -div);

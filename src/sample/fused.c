@@ -35,6 +35,11 @@
  *      same weights, block sums and walk as the chain's dist, so the same
  *      token and p; the distribution stays dense until probs asks for it.
  *
+ *   5a. min-p directly before dist on a row where more than 1 in 40 sampled
+ *      elements survive (flat rows): the survivors' canonical weights as a
+ *      dense set, 0 below the cut, in one SIMD pass after the maximum
+ *      (weights_ge), then the walk as in 5 (minp_dense_draw, cut_draw).
+ *
  *   6. top-p as the first filter (fused_top_p.c): exact integer masses above
  *      four estimated thresholds in one SIMD pass, then only the crossing
  *      interval refined; dist right after it draws densely, as in 5.
@@ -830,22 +835,86 @@ static bool fuse_top1(struct nextok_chain *c, struct run *r, bool greedy)
     return true;
 }
 
+/* min-p draws densely when more than 1 in MINP_DENSE_DIV sampled elements
+ * survive (ns >= 13 of 512: P(miss) about 3 % at 1.4 % or 4 % survivors),
+ * on rows of at least MINP_DENSE_V. The dense pass costs the same at any
+ * density, the sparse route grows with the survivors; side by side (five
+ * processes each, read passes, sparse / dense), flat rows at V 128256:
+ * 0.9 % surviving 5.1 / 4.4, 1.8 % 5.7 / 4.0, 4 % 6.5 / 4.9; at V 256000,
+ * where the dense pass's row and weights no longer fit in L2: 1.4 % 3.1 /
+ * 4.7, 3.6 % 5.8 / 4.7, 5.5 % 8.0 / 4.7. 2.5 % keeps every measured row
+ * within about 10 % of the better route. */
+#define MINP_DENSE_DIV 40
+#define MINP_DENSE_V 4096
+
+/* Sampled elements (16 runs of 32 spread over the row, as guess_tau reads)
+ * with raw x >= tau: min-p's survivors among 512. */
+static size_t sample_count_ge(const struct run *r, float tau)
+{
+    const size_t runs = SAMPLE_N / 32, gap = r->V / runs;
+    size_t n = 0;
+    for (size_t b = 0; b < runs; b++)
+        for (size_t i = b * gap; i < b * gap + 32; i++) n += nextok__row_get(r->row, r->dt, i) >= tau;
+    return n;
+}
+
+/*
+ * min-p directly before dist on a row where many survive (flat rows: 4 % of
+ * a 128k row at p = 0.05, about 2.7 in every 64-id block): the survivors'
+ * weights as a dense set in one SIMD pass (weights_ge: 0 below the cut), the
+ * touched ids patched, the canonical walk (cut_draw). The same set, the same
+ * sums and the same token as the chain's dist over min-p's survivors (a
+ * sparse set gives the dense row's sums). The sparse route compacts the
+ * survivors and the draw sums them block by block, a few per block with a
+ * mispredicted branch or two each: about twice this pass on such rows
+ * (docs/performance.md). thf: the processed cut, tau: its raw preimage.
+ */
+static bool minp_dense_draw(struct nextok_chain *c, struct run *r, float thf, float tau, uint64_t seed)
+{
+    struct nextok__fused *f = r->f;
+    mark_touched(r);
+    if (!dense_reserve(f)) return false;
+    const float m = processed_max(r);
+    /* the survivors' values lie in [thf, m], so unscaled weights are the
+     * canonical ones times 2^N exactly when that range allows (dense_prepare) */
+    const bool un = nextok__wref_unscaled_ok(thf, m);
+    f->cref = nextok__wref_of(m);
+    f->dref = un ? nextok__wref_unscaled : f->cref;
+    f->dN = un ? f->cref.n : 0;
+    f->dmax = m;
+    r->k->weights_ge(r->row, r->dt, r->V, r->t, &f->dref, tau, f->dw, f->dbs, f->dcum);
+    cut_draw(c, r, thf, INT32_MAX, true, seed);
+    return true;
+}
+
 /* min-p: keep (double)l >= max + ln p. For floats that is l >= float_ceil(thr),
  * and in raw space x >= preimage(float_ceil(thr)). Fewer than min_keep: the
- * top min_keep in sorted order (as min_p.c). */
+ * top min_keep in sorted order (as min_p.c). dist_seed (not NULL when dist
+ * follows and ends the chain): rows where more than 1 in 40 sampled
+ * elements survive are drawn densely (*drawn). */
 static bool fuse_min_p(struct nextok_chain *c, struct run *r, const struct nextok__p_min_p *p,
-                       bool collected)
+                       bool collected, const uint64_t *dist_seed, bool *drawn)
 {
+    *drawn = false;
     if (!collected && !collect_top(r, 1)) return false;
     const double thr = (double)processed_max(r) + log((double)p->p);
     const float thf = float_ceil(thr); /* for a float v: (double)v >= thr iff v >= thf */
     const float tau = preimage(thf, r->t);
+    size_t mk = p->min_keep ? p->min_keep : 1;
+    if (mk > r->n_set) mk = r->n_set;
+    /* the sampled survivors less the touched ids (which may have been
+     * lowered or removed) are survivors: min_keep is met */
+    if (dist_seed && r->V >= MINP_DENSE_V) {
+        const size_t ns = sample_count_ge(r, tau);
+        if (ns * MINP_DENSE_DIV > SAMPLE_N && ns >= mk + r->n_touched) {
+            *drawn = true;
+            return minp_dense_draw(c, r, thf, tau, *dist_seed);
+        }
+    }
     if (tau < r->tau && !compact(r, tau)) return false;
     /* the records in one SIMD pass (flat rows keep thousands: 4 % of a 128k
      * row at p = 0.05), the overrides merged in */
     const size_t n = emit_ge(c, r, thr);
-    size_t mk = p->min_keep ? p->min_keep : 1;
-    if (mk > r->n_set) mk = r->n_set;
     if (n < mk && n < r->n_set) return fuse_top_k(c, r, mk, false);
     set_last(c, n, false);
     return true;
@@ -1324,6 +1393,46 @@ static bool fuse_dist(struct nextok_chain *c, struct run *r, uint64_t seed)
     return true;
 }
 
+/*
+ * The end of a dense draw after a cut (top-p's, min-p's), the cut's weights
+ * and block sums in f->dw / f->dbs: the touched ids at 0, or at their
+ * override's weight when it survives (keep v > L, or v == L and id <= cut),
+ * their blocks summed again, Z, the set ended at its last block with a
+ * survivor (a walk that rounds past the end picks a survivor), and the
+ * canonical walk. all_written: every block of dw was written, with its
+ * running sums in f->dcum; else only the 256-id groups whose maximum
+ * (f->dbmax) reaches L were, and no running sums (tp_dense_draw).
+ */
+void cut_draw(struct nextok_chain *c, const struct run *r, float L, int32_t cut, bool all_written,
+              uint64_t seed)
+{
+    struct nextok__fused *f = r->f;
+    const size_t V = r->V, nb = (V + 63) / 64;
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const size_t id = (size_t)f->touched[j];
+        if (!all_written && !(f->dbmax[id / NEXTOK__BMAX_IDS] >= L)) { /* an unwritten block */
+            const size_t b0 = id & ~(size_t)63;
+            memset(f->dw + b0, 0, (V - b0 < 64 ? V - b0 : 64) * sizeof *f->dw);
+        }
+        f->dw[id] = 0.0f;
+    }
+    for (size_t j = 0; j < f->n_ov; j++) {
+        const float x = P(f->ov[j].logit, r->t);
+        if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
+    }
+    /* the running sums: from the first re-summed block when the pass gave them */
+    const size_t dirty = resum_touched_blocks(r);
+    f->dz = all_written && dirty == nb ? f->dcum[nb - 1] : nextok__wset_cum(f->dbs, all_written ? dirty : 0, nb, f->dcum);
+    size_t last = nb;
+    while (last > 0 && !(f->dbs[last - 1] > 0.0)) last--;
+    f->d_n = last * 64 < V ? last * 64 : V;
+    f->d_cut = true;
+    f->d_typ = false;
+    f->d_cut_v = L;
+    f->d_cut_id = cut;
+    dense_draw(c, r, seed);
+}
+
 /* ---- the tail: ordinary stages ---------------------------------------------------------- */
 
 static nextok_status run_tail(struct nextok_chain *c, size_t from)
@@ -1345,6 +1454,16 @@ static nextok_status run_tail(struct nextok_chain *c, size_t from)
 }
 
 /* ---- driver ------------------------------------------------------------------------------ */
+
+/* The seed of a dist that directly follows stage i and ends the chain (the
+ * stages that can then draw densely); NULL otherwise. */
+static const uint64_t *dist_seed_after(const struct nextok_chain *c, size_t i)
+{
+    const struct nextok_sampler *nx = i + 2 == c->n ? c->samplers[i + 1] : NULL;
+    return nx && nextok__sampler_kind(nx) == NEXTOK__K_DIST
+               ? &((const struct nextok__p_seed *)nextok_sampler_ctx(nx))->seed
+               : NULL;
+}
 
 /* Run the prefix from stage i; returns the index the tail starts at, or
  * (size_t)-1 to hand the row back to the plain chain. */
@@ -1382,7 +1501,9 @@ static size_t run_prefix(struct nextok_chain *c, struct run *r, size_t i)
             int both = fuse_min_p_top_k(c, r, q, i + 1 < c->n ? c->samplers[i + 1] : NULL);
             if (both < 0) return (size_t)-1;
             if (both == 1) return i + 2;
-            return fuse_min_p(c, r, q, both == 0) ? i + 1 : (size_t)-1;
+            bool drawn = false;
+            if (!fuse_min_p(c, r, q, both == 0, dist_seed_after(c, i), &drawn)) return (size_t)-1;
+            return drawn ? c->n : i + 1;
         }
         case NEXTOK__K_DIST:
             if (i + 1 != c->n) goto stop; /* a stage after the selector needs the array */
@@ -1390,23 +1511,15 @@ static size_t run_prefix(struct nextok_chain *c, struct run *r, size_t i)
         case NEXTOK__K_TOP_P: {
             const struct nextok__p_top_p *q = p;
             if (q->p >= 1.0f || r->n_set <= 1) continue;
-            const struct nextok_sampler *nx = i + 2 == c->n ? c->samplers[i + 1] : NULL;
-            const uint64_t *seed = nx && nextok__sampler_kind(nx) == NEXTOK__K_DIST
-                                       ? &((const struct nextok__p_seed *)nextok_sampler_ctx(nx))->seed
-                                       : NULL;
             bool drawn = false;
-            if (!fuse_top_p(c, r, q, seed, &drawn)) return (size_t)-1;
+            if (!fuse_top_p(c, r, q, dist_seed_after(c, i), &drawn)) return (size_t)-1;
             return drawn ? c->n : i + 1;
         }
         case NEXTOK__K_TYPICAL: {
             const struct nextok__p_typical *q = p;
             if (q->p >= 1.0f || r->n_set <= 1 || q->min_keep >= r->n_set) continue; /* no-op */
-            const struct nextok_sampler *nx = i + 2 == c->n ? c->samplers[i + 1] : NULL;
-            const uint64_t *seed = nx && nextok__sampler_kind(nx) == NEXTOK__K_DIST
-                                       ? &((const struct nextok__p_seed *)nextok_sampler_ctx(nx))->seed
-                                       : NULL;
             bool drawn = false;
-            if (!fuse_typical(c, r, q, seed, &drawn)) return (size_t)-1;
+            if (!fuse_typical(c, r, q, dist_seed_after(c, i), &drawn)) return (size_t)-1;
             return drawn ? c->n : i + 1;
         }
         case NEXTOK__K_MIROSTAT_V2:

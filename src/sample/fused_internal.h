@@ -35,6 +35,7 @@
 #define cmp_sorted nextok__fz_cmp_sorted
 #define sort_sorted nextok__fz_sort_sorted
 #define dense_draw nextok__fz_dense_draw
+#define cut_draw nextok__fz_cut_draw
 #define resum_touched_blocks nextok__fz_resum_touched_blocks
 #define active_run nextok__fz_active_run
 #define mark_touched nextok__fz_mark_touched
@@ -167,6 +168,8 @@ void set_last(struct nextok_chain *c, size_t n, bool sorted);
 void clear_mask(struct nextok__fused *f, size_t n_touched);
 bool tp_reserve(struct nextok__fused *f);
 void dense_draw(struct nextok_chain *c, const struct run *r, uint64_t seed);
+void cut_draw(struct nextok_chain *c, const struct run *r, float L, int32_t cut, bool all_written,
+              uint64_t seed);
 size_t resum_touched_blocks(const struct run *r);
 /* Sorted order of candidates: logit descending, then id ascending. */
 int cmp_sorted(const void *pa, const void *pb);

@@ -522,7 +522,7 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
     const float gt = preimage(nextafterf(L, INFINITY), r->t), eq = preimage(L, r->t);
     /* only the groups that reach L hold survivors; the others' blocks sum
      * to 0 and their weights are left unwritten (no walk enters a block of
-     * sum 0, and d_n below ends the set at its last block with a survivor) */
+     * sum 0, and cut_draw ends the set at its last block with a survivor) */
     const size_t esz = nextok_dtype_size(r->dt);
     size_t done = 0, g = 0, lo, hi;
     while (active_run(r, L, &g, &lo, &hi)) {
@@ -532,28 +532,7 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
         done = hi;
     }
     for (size_t b = (done + 63) / 64; b < nb; b++) f->dbs[b] = 0.0; /* hi == V may end mid-block */
-    for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t id = (size_t)f->touched[j];
-        if (!(f->dbmax[id / NEXTOK__BMAX_IDS] >= L)) { /* an unwritten block: re-summed below */
-            const size_t b0 = id & ~(size_t)63;
-            memset(f->dw + b0, 0, (V - b0 < 64 ? V - b0 : 64) * sizeof *f->dw);
-        }
-        f->dw[id] = 0.0f;
-    }
-    for (size_t j = 0; j < f->n_ov; j++) {
-        const float x = P(f->ov[j].logit, r->t);
-        if (tp_keep(x, f->ov[j].id, L, cut)) f->dw[f->ov[j].id] = nextok__expw(x, &f->dref);
-    }
-    resum_touched_blocks(r);
-    f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
-    size_t last = nb;
-    while (last > 0 && !(f->dbs[last - 1] > 0.0)) last--;
-    f->d_n = last * 64 < V ? last * 64 : V;
-    f->d_cut = true;
-    f->d_typ = false;
-    f->d_cut_v = L;
-    f->d_cut_id = cut;
-    dense_draw(c, r, seed);
+    cut_draw(c, r, L, cut, false, seed);
 }
 
 static void tp_full_cross(struct run *r, const struct nextok__p_top_p *q, float scale, size_t mk,

@@ -111,6 +111,14 @@ struct nextok__kernels {
                     const struct nextok__wref *ref, float *w, double *bsum, double *cum,
                     float *bmax, float *vmin, float *vmax);
 
+    /* min-p's dense set (fused.c): as weights, but w[i] = 0 unless the raw
+     * x_i >= ge (NaN: 0), and neither extremes nor maxima: w, bsum and cum
+     * only. The kept v_i must lie where ref is valid (the caller's
+     * nextok__wref_unscaled_ok or the set's canonical reference); the other
+     * lanes are zeroed whatever they computed. Bit-identical in every ISA. */
+    void (*weights_ge)(const void *row, enum nextok_dtype dt, size_t n, float div,
+                       const struct nextok__wref *ref, float ge, float *w, double *bsum, double *cum);
+
     /* w[i] = nextok__expw(x[i], ref) for i < n. Bit-identical in every ISA. */
     void (*expw)(const float *x, size_t n, const struct nextok__wref *ref, float *w);
 

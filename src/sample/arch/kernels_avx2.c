@@ -497,10 +497,21 @@ AI float hmin8(__m256 v)
 
 /* full = 0: ref is nextok__wref_unscaled (no subtraction, no cut-off test,
  * no saturation: an overflowing quotient is inf, which vmax reports) */
-AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
-                     const struct nextok__wref *ref, int full, float *w, double *bsum, double *cum,
-                     float *bmax, float *vmin, float *vmax)
+/* The weight of raw x (processed v) in the weights pass: full, the
+ * subtraction and the cut-off test; ge, zero unless x >= gev (min-p's dense
+ * set). */
+AI __m256 weight8(__m256 x, __m256 v, __m256 cv, struct wtab8 tab, __m256 cutv, __m256 gev, int full, int ge)
 {
+    const __m256 e = expw8c(full ? _mm256_sub_ps(v, cv) : v, tab, cutv, full);
+    return ge ? _mm256_and_ps(_mm256_cmp_ps(x, gev, _CMP_GE_OQ), e) : e;
+}
+
+/* ge: min-p's dense set (kernels.h weights_ge): no extremes, no maxima. */
+AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
+                     const struct nextok__wref *ref, int full, int ge, float gef, float *w,
+                     double *bsum, double *cum, float *bmax, float *vmin, float *vmax)
+{
+    const __m256 gev = _mm256_set1_ps(gef);
     const __m256 cv = _mm256_set1_ps(ref->c), cutv = _mm256_set1_ps(ref->cut);
     const struct wtab8 tab = wtab8_of(ref);
     __m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY), bm = hi;
@@ -511,22 +522,32 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         __m256 a[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
         for (size_t j = 0; j < 8; j++) { /* 8 floats: lanes 8 (j & 1) .. +7, in float, in order */
             const size_t i = b * 64 + j * 8;
-            const __m256 v = temp8s(load8(row, dt, i), div, full);
-            lo = _mm256_min_ps(v, lo); /* NaN v: lo kept */
-            bm = _mm256_max_ps(v, bm);
-            const __m256 e = expw8c(full ? _mm256_sub_ps(v, cv) : v, tab, cutv, full);
+            const __m256 x = load8(row, dt, i), v = temp8s(x, div, full);
+            if (!ge) {
+                lo = _mm256_min_ps(v, lo); /* NaN v: lo kept */
+                bm = _mm256_max_ps(v, bm);
+            }
+            const __m256 e = weight8(x, v, cv, tab, cutv, gev, full, ge);
             _mm256_storeu_ps(w + i, e);
             a[j & 1] = _mm256_add_ps(a[j & 1], e);
         }
         if (b > 0) cum[b - 1] = acc += bsum[b - 1] = treef8x2(pa);
         pa[0] = a[0], pa[1] = a[1];
-        if (b % 4 == 3) { /* a group of 256 ids closes */
+        if (!ge && b % 4 == 3) { /* a group of 256 ids closes */
             hi = _mm256_max_ps(bm, hi);
             if (bmax) bmax[b / 4] = hmax8(bm);
             bm = _mm256_set1_ps(-INFINITY);
         }
     }
     if (b > 0) cum[b - 1] = acc += bsum[b - 1] = treef8x2(pa);
+    if (ge) {
+        for (size_t i = b * 64; i < n; i++) { /* the partial block, scalar (same operations) */
+            const float x = nextok__elem(dt, row, i);
+            w[i] = x >= gef ? nextok__expw(nextok__tempv(x, div, full), ref) : 0.0f;
+        }
+        if (b * 64 < n) cum[b] = acc + (bsum[b] = nextok__wblock(w + b * 64, n - b * 64));
+        return;
+    }
     hi = _mm256_max_ps(bm, hi);
     if (bmax && b % 4 != 0) bmax[b / 4] = hmax8(bm); /* the open group's SIMD part; the tail joins it */
     float l = hmin8(lo), h = hmax8(hi);
@@ -550,8 +571,15 @@ static void avx2_weights(const void *row, enum nextok_dtype dt, size_t n, float 
                          float *bmax, float *vmin, float *vmax)
 {
     const int full = !nextok__wref_is_unscaled(ref);
-    if (full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, w, bsum, cum, bmax, vmin, vmax);
-    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, w, bsum, cum, bmax, vmin, vmax);
+    if (full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+}
+
+static void avx2_weights_ge(const void *row, enum nextok_dtype dt, size_t n, float div,
+                            const struct nextok__wref *ref, float ge, float *w, double *bsum, double *cum)
+{
+    if (nextok__wref_is_unscaled(ref)) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 1, ge, w, bsum, cum, NULL, NULL, NULL);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 1, ge, w, bsum, cum, NULL, NULL, NULL);
 }
 
 static void avx2_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)
@@ -920,6 +948,7 @@ static const struct nextok__kernels avx2_table = {
     .sum_sq_dbl = avx2_sum_sq_dbl,
     .widen = avx2_widen,
     .weights = avx2_weights,
+    .weights_ge = avx2_weights_ge,
     .expw = avx2_expw,
     .compact_range = avx2_compact_range,
     .mass_above = avx2_mass_above,

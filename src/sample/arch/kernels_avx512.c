@@ -736,6 +736,16 @@ AI double treef16(__m512 a)
     return tree16(_mm512_cvtps_pd(_mm512_castps512_ps256(a)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)));
 }
 
+/* The weight of raw x (processed v) in the weights pass: full, the
+ * subtraction and the cut-off test; ge, zero unless x >= gev (min-p's dense
+ * set; GCC folds the zeroing into the last fma's mask). */
+AI __m512 weight16(__m512 x, __m512 v, __m512 cv, __m512i tab, __m512 cutv, __m512 gev, int full, int ge)
+{
+    const __m512 a = full ? _mm512_sub_ps(v, cv) : v;
+    const __m512 e = expw16c(a, tab, cutv, full);
+    return ge ? _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, gev, _CMP_GE_OQ), e) : e;
+}
+
 /* full = 0: ref is nextok__wref_unscaled (no subtraction, no cut-off test,
  * no saturation: an overflowing quotient is inf, which vmax reports).
  * xd = 1 (full = 0, 0 < div < inf): the minima and maxima are taken over the raw
@@ -743,9 +753,10 @@ AI double treef16(__m512 a)
  * fl(max x / div) = max fl(x / div) (likewise min), the same bits; the
  * comparisons then do not wait for the division. */
 AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
-                     const struct nextok__wref *ref, int full, int xd, float *w, double *bsum,
-                     double *cum, float *bmax, float *vmin, float *vmax)
+                     const struct nextok__wref *ref, int full, int xd, int ge, float gef,
+                     float *w, double *bsum, double *cum, float *bmax, float *vmin, float *vmax)
 {
+    const __m512 gev = _mm512_set1_ps(gef);
     const __m512 cv = _mm512_set1_ps(ref->c), cutv = _mm512_set1_ps(ref->cut);
     const __m512i tab = wtab16_of(ref);
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
@@ -758,13 +769,15 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         for (size_t j = 0; j < 4; j++) { /* lane sums in float, in order */
             const size_t i = b * 64 + j * 16;
             const __m512 x = load16(row, dt, i, 0xffff), v = temp16s(x, div, full);
-            lo = _mm512_min_ps(xd ? x : v, lo); /* NaN: lo kept */
-            bm = _mm512_max_ps(xd ? x : v, bm);
-            const __m512 e = expw16c(full ? _mm512_sub_ps(v, cv) : v, tab, cutv, full);
+            if (!ge) {
+                lo = _mm512_min_ps(xd ? x : v, lo); /* NaN: lo kept */
+                bm = _mm512_max_ps(xd ? x : v, bm);
+            }
+            const __m512 e = weight16(x, v, cv, tab, cutv, gev, full, ge);
             _mm512_storeu_ps(w + i, e);
             a = _mm512_add_ps(a, e);
         }
-        if (b % 4 == 3) { /* a group closes */
+        if (!ge && b % 4 == 3) { /* a group closes */
             hi = _mm512_max_ps(bm, hi);
             if (bmax) bmax[b / 4] = _mm512_reduce_max_ps(bm);
             bm = ninf;
@@ -778,13 +791,13 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         const __m512 x = load16(row, dt, i, k), v = temp16s(x, div, full);
         lo = _mm512_mask_min_ps(lo, k, xd ? x : v, lo);
         bm = _mm512_mask_max_ps(bm, k, xd ? x : v, bm);
-        const __m512 e = expw16c(full ? _mm512_sub_ps(v, cv) : v, tab, cutv, full);
-        _mm512_mask_storeu_ps(w + i, k, e);
+        _mm512_mask_storeu_ps(w + i, k, weight16(x, v, cv, tab, cutv, gev, full, ge));
     }
     if (b * 64 < n) { /* the partial block */
         bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
         cum[b] = acc + bsum[b];
     }
+    if (ge) return;
     if (n % 256 != 0) { /* the last group is still open */
         hi = _mm512_max_ps(bm, hi);
         if (bmax) bmax[(n - 1) / 256] = _mm512_reduce_max_ps(bm);
@@ -809,11 +822,18 @@ static void avx512_weights(const void *row, enum nextok_dtype dt, size_t n, floa
     /* div == 1 and the tests as constants: four loops without per-vector
      * branches */
     const int full = !nextok__wref_is_unscaled(ref);
-    if (div == 1.0f && !full) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, 0, w, bsum, cum, bmax, vmin, vmax);
-    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, 0, w, bsum, cum, bmax, vmin, vmax);
-    else if (!full && div > 0.0f && div < INFINITY) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 1, w, bsum, cum, bmax, vmin, vmax);
-    else if (!full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, w, bsum, cum, bmax, vmin, vmax);
-    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, w, bsum, cum, bmax, vmin, vmax);
+    if (div == 1.0f && !full) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+    else if (div == 1.0f) BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+    else if (!full && div > 0.0f && div < INFINITY) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 1, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+    else if (!full) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+}
+
+static void avx512_weights_ge(const void *row, enum nextok_dtype dt, size_t n, float div,
+                              const struct nextok__wref *ref, float ge, float *w, double *bsum, double *cum)
+{
+    if (nextok__wref_is_unscaled(ref)) BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, 1, ge, w, bsum, cum, NULL, NULL, NULL);
+    else BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, 1, ge, w, bsum, cum, NULL, NULL, NULL);
 }
 
 static void avx512_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)
@@ -1231,6 +1251,7 @@ static const struct nextok__kernels avx512_table = {
     .sum_sq_dbl = avx512_sum_sq_dbl,
     .widen = avx512_widen,
     .weights = avx512_weights,
+    .weights_ge = avx512_weights_ge,
     .expw = avx512_expw,
     .compact_range = avx512_compact_range,
     .mass_above = avx512_mass_above,

@@ -125,6 +125,16 @@ static void ref_widen(const uint16_t *src, enum nextok_dtype dt, size_t n, float
     for (size_t i = 0; i < n; i++) dst[i] = ld(src, dt, i);
 }
 
+/* bsum[b] = nextok__wblock(w + 64 b, ..) for every block, cum[b] their running sums. */
+static void block_sums(const float *w, size_t n, double *bsum, double *cum)
+{
+    double acc = 0.0;
+    for (size_t b = 0; b * 64 < n; b++) {
+        bsum[b] = nextok__wblock(w + b * 64, n - b * 64 < 64 ? n - b * 64 : 64);
+        cum[b] = acc += bsum[b];
+    }
+}
+
 /* The definition of the canonical weights: element by element, block by block. */
 static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float div,
                         const struct nextok__wref *ref, float *w, double *bsum, double *cum,
@@ -139,13 +149,20 @@ static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float d
         if (bmax) nextok__bmax_put(bmax, i, v);
         w[i] = nextok__expw(v, ref);
     }
-    double acc = 0.0;
-    for (size_t b = 0; b * 64 < n; b++) {
-        bsum[b] = nextok__wblock(w + b * 64, n - b * 64 < 64 ? n - b * 64 : 64);
-        cum[b] = acc += bsum[b];
-    }
+    block_sums(w, n, bsum, cum);
     *vmin = lo;
     *vmax = hi;
+}
+
+static void ref_weights_ge(const void *row, enum nextok_dtype dt, size_t n, float div,
+                           const struct nextok__wref *ref, float ge, float *w, double *bsum, double *cum)
+{
+    const int sat = !nextok__wref_is_unscaled(ref);
+    for (size_t i = 0; i < n; i++) {
+        const float x = ld(row, dt, i);
+        w[i] = x >= ge ? nextok__expw(nextok__tempv(x, div, sat), ref) : 0.0f;
+    }
+    block_sums(w, n, bsum, cum);
 }
 
 static void ref_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)
@@ -335,6 +352,7 @@ static const struct nextok__kernels ref_table = {
     .sum_sq_dbl = ref_sum_sq_dbl,
     .widen = ref_widen,
     .weights = ref_weights,
+    .weights_ge = ref_weights_ge,
     .expw = ref_expw,
     .compact_range = nextok__ref_compact_range,
     .mass_above = nextok__ref_mass_above,
