@@ -842,8 +842,9 @@ static bool fuse_top1(struct nextok_chain *c, struct run *r, bool greedy)
  * processes each, read passes, sparse / dense), flat rows at V 128256:
  * 0.9 % surviving 5.1 / 4.4, 1.8 % 5.7 / 4.0, 4 % 6.5 / 4.9; at V 256000,
  * where the dense pass's row and weights no longer fit in L2: 1.4 % 3.1 /
- * 4.7, 3.6 % 5.8 / 4.7, 5.5 % 8.0 / 4.7. 2.5 % keeps every measured row
- * within about 10 % of the better route. */
+ * 4.7, 3.6 % 5.8 / 4.7, 5.5 % 8.0 / 4.7. One threshold for both sizes:
+ * at 2.5 % every row at V 256000 and the rows from 2.5 % at V 128256 take
+ * the faster route; V 128256 rows between about 0.8 % and 2.5 % do not. */
 #define MINP_DENSE_DIV 40
 #define MINP_DENSE_V 4096
 
