@@ -35,7 +35,7 @@
  *      same weights, block sums and walk as the chain's dist, so the same
  *      token and p; the distribution stays dense until probs asks for it.
  *
- *   5a. min-p directly before dist on a row where more than 1 in 40 sampled
+ *   5a. min-p directly before dist on a row where more than 1 in 64 sampled
  *      elements survive (flat rows): the survivors' canonical weights as a
  *      dense set, 0 below the cut, in one SIMD pass after the maximum
  *      (weights_ge), then the walk as in 5 (minp_dense_draw, cut_draw).
@@ -836,16 +836,17 @@ static bool fuse_top1(struct nextok_chain *c, struct run *r, bool greedy)
 }
 
 /* min-p draws densely when more than 1 in MINP_DENSE_DIV sampled elements
- * survive (ns >= 13 of 512: P(miss) about 3 % at 1.4 % or 4 % survivors),
- * on rows of at least MINP_DENSE_V. The dense pass costs the same at any
- * density, the sparse route grows with the survivors; side by side (five
- * processes each, read passes, sparse / dense), flat rows at V 128256:
- * 0.9 % surviving 5.1 / 4.4, 1.8 % 5.7 / 4.0, 4 % 6.5 / 4.9; at V 256000,
- * where the dense pass's row and weights no longer fit in L2: 1.4 % 3.1 /
- * 4.7, 3.6 % 5.8 / 4.7, 5.5 % 8.0 / 4.7. One threshold for both sizes:
- * at 2.5 % every row at V 256000 and the rows from 2.5 % at V 128256 take
- * the faster route; V 128256 rows between about 0.8 % and 2.5 % do not. */
-#define MINP_DENSE_DIV 40
+ * survive (ns >= 9 of 512), on rows of at least MINP_DENSE_V: from about
+ * there on (where the sparse route's compaction, once more than 1 in 64
+ * survive, stores every vector) the dense pass, whose cost does not depend
+ * on the density, costs less. Side by side, read passes, sparse / dense,
+ * flat V 128256 rows at T = 1: 1.1 % surviving 2.68 / 4.28, 1.8 % 4.55 /
+ * 4.03, 3.4 % 6.83 / 4.48 (seven processes each; over eight rows 2.96 /
+ * 4.08 and 5.64 / 4.63); at p = 0.05, T = 0.8, 4.2 %: 6.5 / 4.9. Flat V
+ * 256000 rows at T = 0.8, where the dense pass's row and weights no longer
+ * fit in L2: 1.3 % 3.15 / 4.70 (over eight rows 7.27 / 5.29), 3.4 % 5.78 /
+ * 4.70, 6.7 % 8.0 / 4.72. */
+#define MINP_DENSE_DIV 64
 #define MINP_DENSE_V 4096
 
 /* Sampled elements (16 runs of 32 spread over the row, as guess_tau reads)
@@ -891,7 +892,7 @@ static bool minp_dense_draw(struct nextok_chain *c, struct run *r, float thf, fl
 /* min-p: keep (double)l >= max + ln p. For floats that is l >= float_ceil(thr),
  * and in raw space x >= preimage(float_ceil(thr)). Fewer than min_keep: the
  * top min_keep in sorted order (as min_p.c). dist_seed (not NULL when dist
- * follows and ends the chain): rows where more than 1 in 40 sampled
+ * follows and ends the chain): rows where more than 1 in 64 sampled
  * elements survive are drawn densely (*drawn). */
 static bool fuse_min_p(struct nextok_chain *c, struct run *r, const struct nextok__p_min_p *p,
                        bool collected, const uint64_t *dist_seed, bool *drawn)
