@@ -495,8 +495,6 @@ AI float hmin8(__m256 v)
     return _mm_cvtss_f32(_mm_min_ss(m, _mm_shuffle_ps(m, m, 1)));
 }
 
-/* full = 0: ref is nextok__wref_unscaled (no subtraction, no cut-off test,
- * no saturation: an overflowing quotient is inf, which vmax reports) */
 /* The weight of raw x (processed v) in the weights pass: full, the
  * subtraction and the cut-off test; ge, zero unless x >= gev (min-p's dense
  * set). */
@@ -506,7 +504,9 @@ AI __m256 weight8(__m256 x, __m256 v, __m256 cv, struct wtab8 tab, __m256 cutv, 
     return ge ? _mm256_and_ps(_mm256_cmp_ps(x, gev, _CMP_GE_OQ), e) : e;
 }
 
-/* ge: min-p's dense set (kernels.h weights_ge): no extremes, no maxima. */
+/* full = 0: ref is nextok__wref_unscaled (no subtraction, no cut-off test,
+ * no saturation: an overflowing quotient is inf, which vmax reports).
+ * ge: min-p's dense set (kernels.h weights_ge): no extremes, no maxima. */
 AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
                      const struct nextok__wref *ref, int full, int ge, float gef, float *w,
                      double *bsum, double *cum, float *bmax, float *vmin, float *vmax)
