@@ -795,6 +795,36 @@ TEST(test_fused_dense_dist)
     CHECK(fused > 0);
 }
 
+/* min-p's dense draw through every reader of a dense set: sample over four
+ * steps, processed logprobs, sample_n, probs and accept, as dense_pair
+ * checks them against the plain chain. Flat rows of 20000 where at least
+ * about 4 % survive (t >= 0.8, p <= 0.03), far past the dense route's 1 in
+ * 64; a probe on another flat row of the same chain confirms the route. */
+TEST(test_fused_min_p_dense_readers)
+{
+    static float row[20000];
+    int fused = 0, runs = 0, dense = 0;
+    for (int rep = 0; rep < scale() / 4 + 4; rep++)
+        for (int dt = 0; dt < 3; dt++) {
+            struct nextok_chain *c = chain_of(20000);
+            if (pick(2)) add_bias6(c, 20000, 6.0);
+            ADD(c, nextok_sampler_init_temp, (float[]){0.8f, 1.0f, 1.7f}[pick(3)], NULL);
+            ADD(c, nextok_sampler_init_min_p, (float[]){0.01f, 0.03f}[pick(2)], 1, NULL);
+            ADD(c, nextok_sampler_init_dist, 21 + (uint64_t)rep, NULL);
+            struct nextok_chain *probe = NULL;
+            CHECK_OK(nextok_chain_clone(c, &probe));
+            make_row(R_FLAT, 20000, row);
+            int32_t tok = -1;
+            struct nextok__wset set;
+            CHECK_OK(nextok_chain_sample(probe, row, NEXTOK_DTYPE_F32, &tok));
+            dense += nextok__fused_dense_set(probe, &set);
+            nextok_chain_free(probe);
+            pair_and_free(c, 20000, R_FLAT, dt, &runs, &fused);
+        }
+    printf("  %d min-p chains on flat rows, %d ended on the fused path, %d probes dense\n", runs, fused, dense);
+    CHECK(fused == runs && dense == runs);
+}
+
 /* top-p first (processors and a temperature before it; a quarter of the
  * chains use Mirostat v2 instead): fuse_top_p's cut (exact masses above
  * estimated thresholds) against top_p.c's sorted walk, densely drawn when dist
@@ -999,6 +1029,7 @@ int main(void)
     RUN(test_fused_min_p_top_k_boundary);
     RUN(test_fused_min_p_touched_top);
     RUN(test_fused_min_p_dense);
+    RUN(test_fused_min_p_dense_readers);
     RUN(test_fused_top_p_heavy_boundary);
     RUN(test_fused_top_p_estimate_misses);
     RUN(test_fused_is_used);
