@@ -109,13 +109,13 @@ TEST(chains_do_not_allocate_per_token)
     const enum nextok_profile profiles[3] = {NEXTOK_PROFILE_VLLM, NEXTOK_PROFILE_HF,
                                              NEXTOK_PROFILE_LLAMA};
     for (int k = 0; k < 3; k++) {
-        for (int variant = 0; variant < 4; variant++) {
+        for (int variant = 0; variant < 5; variant++) { /* 4: min-p, then dist (dense on flat rows) */
             struct nextok_sampling_params p = nextok_sampling_default_params(profiles[k]);
             p.n_vocab = V;
             p.seed = 7;
             p.temperature = 0.8f;
-            p.top_k = variant == 1 ? 0 : 40;
-            p.top_p = 0.95f;
+            p.top_k = variant == 1 || variant == 4 ? 0 : 40;
+            p.top_p = variant == 4 ? 1.0f : 0.95f;
             p.min_p = variant == 2 ? 0.0f : 0.05f;
             p.repeat_penalty = 1.1f;
             p.frequency_penalty = 0.1f;

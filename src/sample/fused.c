@@ -924,11 +924,12 @@ static bool fuse_min_p(struct nextok_chain *c, struct run *r, const struct nexto
     const float tau = preimage(thf, r->t);
     size_t mk = p->min_keep ? p->min_keep : 1;
     if (mk > r->n_set) mk = r->n_set;
-    /* the sampled survivors less the touched ids (which may have been
-     * lowered or removed) are survivors: min_keep is met */
+    /* min_keep: the candidates' maximum always survives, which meets 1; a
+     * larger one is met when the sampled survivors less the touched ids
+     * (which may have been lowered or removed) reach it */
     if (dist_seed && r->V >= MINP_DENSE_V) {
         const size_t ns = sample_count_ge(r, tau);
-        if (ns * MINP_DENSE_DIV > SAMPLE_N && ns >= mk + r->n_touched) {
+        if (ns * MINP_DENSE_DIV > SAMPLE_N && (mk <= 1 || ns >= mk + r->n_touched)) {
             *drawn = true;
             return minp_dense_draw(c, r, thf, tau, *dist_seed);
         }
