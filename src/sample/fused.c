@@ -566,23 +566,30 @@ static void prefetch_sample(const void *row, enum nextok_dtype dt, size_t V)
         for (size_t o = 0; o < 32 * esz; o += 64) __builtin_prefetch((const char *)row + b * gap * esz + o);
 }
 
-/* A raw threshold expected to leave about 2 * need + 32 elements above it,
- * from a strided sample of the row (NaN skipped); -inf for small rows. */
-static float guess_tau(struct run *r, size_t need, unsigned widen)
+/* The row's strided sample into f->sample (V > SAMPLE_N): 16 runs of 32
+ * contiguous elements spread over the row, a few cache lines each, so a row
+ * that is not in cache costs 16 misses, not 512; widened by the SIMD kernel
+ * (exact values: the same sample as element-wise nextok__row_get, without a
+ * conversion call per element). */
+static float *load_sample(const struct run *r)
 {
-    if (r->V <= SAMPLE_N) return -INFINITY;
-    /* 16 runs of 32 contiguous elements spread over the row: a few cache
-     * lines each, so a row that is not in cache costs 16 misses, not 512 */
     const size_t runs = SAMPLE_N / 32, gap = r->V / runs;
     prefetch_sample(r->row, r->dt, r->V);
-    /* the runs widened by the SIMD kernel (exact values), then the NaNs
-     * dropped in order without a branch: the same sample as element-wise
-     * nextok__row_get, without a conversion call per element */
     float *const sm = r->f->sample;
     for (size_t b = 0; b < runs; b++) {
         if (r->dt == NEXTOK_DTYPE_F32) memcpy(sm + 32 * b, (const float *)r->row + b * gap, 32 * sizeof *sm);
         else r->k->widen((const uint16_t *)r->row + b * gap, r->dt, 32, sm + 32 * b);
     }
+    return sm;
+}
+
+/* A raw threshold expected to leave about 2 * need + 32 elements above it,
+ * from a strided sample of the row (NaN skipped); -inf for small rows. */
+static float guess_tau(struct run *r, size_t need, unsigned widen)
+{
+    if (r->V <= SAMPLE_N) return -INFINITY;
+    /* the sample's NaNs are dropped below in order, without a branch */
+    float *const sm = load_sample(r);
     /* the rank sought among ns sampled values is per * ns + 1 */
     const double per = (double)(2 * need + 32) / (double)r->V * (double)(1u << widen);
     if (per * SAMPLE_N < 1.0) {
@@ -869,14 +876,13 @@ static bool fuse_top1(struct nextok_chain *c, struct run *r, bool greedy)
 #define MINP_DENSE_DIV 64
 #define MINP_DENSE_V 4096
 
-/* Sampled elements (16 runs of 32 spread over the row, as guess_tau reads)
- * with raw x >= tau: min-p's survivors among 512. */
+/* Sampled elements (load_sample, as guess_tau reads them) with raw x >=
+ * tau: min-p's survivors among 512 (V > SAMPLE_N). */
 static size_t sample_count_ge(const struct run *r, float tau)
 {
-    const size_t runs = SAMPLE_N / 32, gap = r->V / runs;
+    const float *sm = load_sample(r);
     size_t n = 0;
-    for (size_t b = 0; b < runs; b++)
-        for (size_t i = b * gap; i < b * gap + 32; i++) n += nextok__row_get(r->row, r->dt, i) >= tau;
+    for (size_t i = 0; i < SAMPLE_N; i++) n += sm[i] >= tau;
     return n;
 }
 
@@ -894,8 +900,7 @@ static size_t sample_count_ge(const struct run *r, float tau)
 static bool minp_dense_draw(struct nextok_chain *c, struct run *r, float thf, float tau, uint64_t seed)
 {
     struct nextok__fused *f = r->f;
-    mark_touched(r);
-    if (!dense_reserve(f)) return false;
+    if (!dense_reserve(f)) return false; /* nothing here tests ids against tmask */
     const float m = processed_max(r);
     /* the survivors' values lie in [thf, m], so unscaled weights are the
      * canonical ones times 2^N exactly when that range allows (dense_prepare) */
@@ -1445,7 +1450,7 @@ void cut_draw(struct nextok_chain *c, const struct run *r, float L, int32_t cut,
     }
     /* the running sums: from the first re-summed block when the pass gave them */
     const size_t dirty = resum_touched_blocks(r);
-    f->dz = all_written && dirty == nb ? f->dcum[nb - 1] : nextok__wset_cum(f->dbs, all_written ? dirty : 0, nb, f->dcum);
+    f->dz = nextok__wset_cum(f->dbs, all_written ? dirty : 0, nb, f->dcum);
     size_t last = nb;
     while (last > 0 && !(f->dbs[last - 1] > 0.0)) last--;
     f->d_n = last * 64 < V ? last * 64 : V;

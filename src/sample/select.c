@@ -142,8 +142,8 @@ bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_toke
     /* The array is usually in id order already (compactions, stable
      * filters): a copying pass, then a test of the copy's order, neither
      * with a branch per candidate (apart, both loops vectorise: min-p 0.05 of
-     * flat V 128256, 6.59 -> 6.48 read passes); otherwise the copy again in
-     * id order. */
+     * flat V 128256 on the sparse route, 6.59 -> 6.48 read passes); otherwise
+     * the copy again in id order. */
     const struct nextok_token_data *t = cur->data;
     for (size_t j = 0; j < n; j++) {
         d->ids[j] = t[j].id;
