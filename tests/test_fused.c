@@ -10,7 +10,8 @@
  */
 #include "harness.h"
 #include "sample/arch/kernels.h"
-#include "sample/fused_internal.h"
+#include "sample/chain_internal.h"
+#include "sample/fused/internal.h"
 #include "nextok.h"
 
 #include <float.h>
@@ -601,8 +602,7 @@ TEST(test_fused_min_p_dense)
             CHECK_OK(nextok_chain_clone(fa, &probe));
             int32_t tok = -1;
             CHECK_OK(nextok_chain_sample(probe, row, NEXTOK_DTYPE_F32, &tok));
-            struct nextok__wset set;
-            if (nextok__fused_dense_set(probe, &set)) dense++;
+            if (nextok__chain_dist(probe)) dense++;
             else sparse++;
             nextok_chain_free(probe);
             tally_pair(&tl, fa, row, V, dt, "min-p dense V %zu t %g p %g spread %g g %zu mk %zu shape %d dt %d", V,
@@ -815,9 +815,8 @@ TEST(test_fused_min_p_dense_readers)
             CHECK_OK(nextok_chain_clone(c, &probe));
             make_row(R_FLAT, 20000, row);
             int32_t tok = -1;
-            struct nextok__wset set;
             CHECK_OK(nextok_chain_sample(probe, row, NEXTOK_DTYPE_F32, &tok));
-            dense += nextok__fused_dense_set(probe, &set);
+            dense += nextok__chain_dist(probe) != NULL;
             nextok_chain_free(probe);
             pair_and_free(c, 20000, R_FLAT, dt, &runs, &fused);
         }
@@ -1009,7 +1008,7 @@ static void test_fused_drop_touched(void)
                     for (size_t j = 0; j < t && !hit; j++) hit = touched[j] == ids[i];
                     if (!hit) ref[m] = ids[i], rvals[m++] = vals[i];
                 }
-                const size_t got = drop_touched(ids, vals, k, touched, t);
+                const size_t got = nextok__fz_drop_touched(ids, vals, k, touched, t);
                 bool same = got == m;
                 for (size_t i = 0; same && i < m; i++) same = ids[i] == ref[i] && vals[i] == rvals[i];
                 CHECK_MSG(same, "drop_touched n %zu nt %zu: %zu kept, expected %zu", k, t, got, m);

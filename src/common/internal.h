@@ -33,15 +33,16 @@ void nextok__vfmt(char *buf, size_t cap, const char *fmt, va_list ap);
 
 /* ---- samplers ----------------------------------------------------------- */
 
+struct nextok__stage_ops; /* sample/builtin.h: what the fused path calls on a built-in stage */
+
 struct nextok_sampler {
     const struct nextok_sampler_i *iface;
     void *ctx;
+    int   kind;                          /* enum nextok__kind; 0 for user samplers */
+    const struct nextok__stage_ops *ops; /* NULL for user samplers                 */
     char  errmsg[NEXTOK_ERRMSG_MAX];
 };
 
-/* Create a built-in sampler; on NOMEM frees ctx with free_ctx(ctx) if non-NULL. */
-nextok_status nextok__sampler_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
-                                  void *ctx, struct nextok_error *err);
 
 /* clone and free for built-in samplers whose ctx is one plain parameter
  * struct of `size` bytes (no pointers): a bitwise copy is a full clone. */

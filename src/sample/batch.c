@@ -5,15 +5,9 @@
  * its token cannot depend on B, the thread count or its position.
  */
 #include "chain_internal.h"
-#include "builtin.h"
 #include "threadpool.h"
 
 #include <stdatomic.h>
-
-/* fused.c: the chain's draw scratch (lazy), and the dense weights of the last
- * call when the fused path left its distribution dense (false otherwise). */
-struct nextok__catdraw *nextok__fused_catdraw(struct nextok_chain *c);
-bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *set);
 
 /* ---- parallel sampling ----------------------------------------------------------- */
 
@@ -47,13 +41,21 @@ static bool draw_rest(struct nextok_chain *c, struct nextok__catdraw *d, uint64_
 {
     struct nextok__wset set;
     const int32_t *ids = NULL; /* NULL: dense, index = id */
-    if (!nextok__fused_dense_set(c, &set) && !nextok__catdraw_weights(d, &c->last, &set, &ids))
-        return false;
+    const struct nextok__dist *dense = nextok__chain_dist(c);
+    if (dense) nextok__dist_wset(dense, &set);
+    else if (!nextok__catdraw_weights(d, &c->last, &set, &ids)) return false;
     for (size_t j = 1; j < n; j++) {
         const size_t i = nextok__wset_draw(&set, nextok_rng_uniform(seed, c->step, NEXTOK_RNG_DIST, (uint32_t)j));
         tokens[j] = ids ? ids[i] : (int32_t)i;
     }
     return true;
+}
+
+/* The chain's draw scratch for sample_n (allocated on first use). */
+static struct nextok__catdraw *chain_draw(struct nextok_chain *c)
+{
+    if (!c->draw) c->draw = nextok__catdraw_new((size_t)c->params.n_vocab);
+    return c->draw;
 }
 
 nextok_status nextok_chain_sample_n(struct nextok_chain *c, const void *logits,
@@ -62,14 +64,18 @@ nextok_status nextok_chain_sample_n(struct nextok_chain *c, const void *logits,
     if (!c || (!tokens && n > 0) || n > UINT32_MAX) return NEXTOK_ERR_INVALID_ARG;
     if (n == 0) return NEXTOK_OK;
     uint64_t seed = 0;
-    enum nextok__kind k = selector_of(c, &seed);
-    if (k == NEXTOK__K_USER && n > 1)
-        return nextok__chain_fail(c, NEXTOK_ERR_UNSUPPORTED,
-                                  "sample_n: the chain's selector is not a built-in one");
-    struct nextok__catdraw *d = n > 1 && k != NEXTOK__K_GREEDY ? nextok__fused_catdraw(c) : NULL;
-    if (n > 1 && k != NEXTOK__K_GREEDY && !d)
+    const enum nextok__kind k = selector_of(c, &seed);
+    const bool more = n > 1 && k != NEXTOK__K_GREEDY;
+    struct nextok__catdraw *d = more && k != NEXTOK__K_USER ? chain_draw(c) : NULL;
+    if (more && k != NEXTOK__K_USER && !d)
         return nextok__chain_fail(c, NEXTOK_ERR_NOMEM, "sample_n: out of memory");
+    /* the sample itself reports a chain without a selector (NEXTOK_ERR_STATE) */
     NEXTOK_FORWARD(nextok_chain_sample(c, logits, dtype, &tokens[0]));
+    if (more && k == NEXTOK__K_USER)
+        return nextok__chain_fail(c, NEXTOK_ERR_UNSUPPORTED,
+                                  "sample_n: n > 1 needs a built-in selector (greedy, dist, gumbel "
+                                  "or mirostat) to know the distribution; the chain ends with %s",
+                                  nextok_sampler_name(c->samplers[c->n - 1]));
     if (k == NEXTOK__K_GREEDY) {
         for (size_t j = 1; j < n; j++) tokens[j] = tokens[0];
         return NEXTOK_OK;
@@ -102,6 +108,13 @@ static void batch_row(const struct batch_job *j, size_t r)
     j->status[r] = rc;
 }
 
+/* The fused path's prefetch of the row a thread samples next. */
+static void prefetch_row(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
+{
+    const struct nextok__fz_chain fc = {c->samplers, c->n, c->step, c->params.n_vocab, c->work};
+    nextok__fused_prefetch(c->fused, &fc, row, dt);
+}
+
 /*
  * One pool item per thread: each claims rows one at a time and always holds
  * the claim on its next row while it samples the current one, so it can
@@ -118,7 +131,7 @@ static void batch_worker(void *ctx, size_t item)
     size_t r = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
     while (r < j->n_rows) {
         const size_t q = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
-        if (q < j->n_rows) nextok__fused_prefetch(j->chains[q], j->logits + q * j->stride_bytes, j->dtype);
+        if (q < j->n_rows) prefetch_row(j->chains[q], j->logits + q * j->stride_bytes, j->dtype);
         batch_row(j, r);
         r = q;
     }

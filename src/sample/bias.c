@@ -13,6 +13,11 @@
 
 #include <float.h>
 
+/* What the fused path calls on them (builtin.h). */
+static const struct nextok__stage_ops ops_bias = {nextok__bias_touched, NULL, NULL};
+static const struct nextok__stage_ops ops_allowed = {NULL, nextok__allowed_ids, NULL};
+static const struct nextok__stage_ops ops_banned = {nextok__banned_touched, NULL, NULL};
+
 /* Sorted unique ids, their biases (logit bias only) and a hash index. */
 struct idlist {
     int32_t  n_vocab;
@@ -128,13 +133,14 @@ static nextok_status list_clone(const struct nextok_sampler *s, struct nextok_sa
 {
     struct idlist *c = idlist_clone(s->ctx);
     if (!c) return NEXTOK_ERR_NOMEM;
-    return nextok__sampler_new(out, s->iface, c, NULL);
+    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
 }
 
 static void list_free(struct nextok_sampler *s) { idlist_free(s->ctx); }
 
 /* Common constructor tail: copy, sort and index ids; wrap in a sampler. */
 static nextok_status list_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
+                              enum nextok__kind kind, const struct nextok__stage_ops *ops,
                               struct idlist *l, int32_t *ids, size_t n, struct nextok_error *err)
 {
     nextok_status rc = idlist_build(l, ids, n, err);
@@ -142,7 +148,7 @@ static nextok_status list_new(struct nextok_sampler **out, const struct nextok_s
         idlist_free(l);
         return rc;
     }
-    return nextok__sampler_new(out, iface, l, err);
+    return nextok__builtin_new(out, iface, kind, ops, l, err);
 }
 
 /* Validate ids[0..n) and return a malloc'd copy in *copy. */
@@ -284,7 +290,7 @@ nextok_status nextok_sampler_init_logit_bias(struct nextok_sampler **out, int32_
         idlist_free(l);
         return rc;
     }
-    return nextok__sampler_new(out, &nextok__iface_logit_bias, l, err);
+    return nextok__builtin_new(out, &nextok__iface_logit_bias, NEXTOK__K_LOGIT_BIAS, &ops_bias, l, err);
 }
 
 size_t nextok__bias_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)
@@ -357,7 +363,7 @@ nextok_status nextok_sampler_init_allowed(struct nextok_sampler **out, int32_t n
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating allowed");
     }
     l->n_vocab = n_vocab;
-    return list_new(out, &nextok__iface_allowed, l, copy, n, err);
+    return list_new(out, &nextok__iface_allowed, NEXTOK__K_ALLOWED, &ops_allowed, l, copy, n, err);
 }
 
 const int32_t *nextok__allowed_ids(const struct nextok_sampler *s, size_t *n)
@@ -424,7 +430,7 @@ nextok_status nextok_sampler_init_banned(struct nextok_sampler **out, int32_t n_
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating banned");
     }
     l->n_vocab = n_vocab;
-    return list_new(out, &nextok__iface_banned, l, copy, n, err);
+    return list_new(out, &nextok__iface_banned, NEXTOK__K_BANNED, &ops_banned, l, copy, n, err);
 }
 
 size_t nextok__banned_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

@@ -1,14 +1,18 @@
 /*
  * Built-in sampler identities and parameters, shared by the sampler files,
- * the profile builder and the fused planner. Each built-in sampler's ctx
- * struct starts with its nextok__p_* parameter struct, so the planner can read
- * parameters as `(const struct nextok__p_x *)nextok_sampler_ctx(s)` once
- * nextok__sampler_kind(s) told it the kind.
+ * the profile builder and the fused path. Each built-in sampler's ctx struct
+ * starts with its nextok__p_* parameter struct, so the fused planner reads
+ * parameters as `(const struct nextok__p_x *)s->ctx` once
+ * nextok__sampler_kind(s) told it the kind. Types and inline accessors only:
+ * the fused path (src/sample/fused/, below this module) includes this header
+ * but calls nothing defined here; what it needs of a stage at run time it
+ * reaches through the stage's ops table (struct nextok__stage_ops).
  */
 #ifndef NEXTOK_BUILTIN_H
 #define NEXTOK_BUILTIN_H
 
 #include "../common/internal.h"
+#include "arch/canonical.h"
 
 enum nextok__kind {
     NEXTOK__K_USER = 0,
@@ -46,7 +50,39 @@ extern const struct nextok_sampler_i nextok__iface_logit_bias, nextok__iface_all
     nextok__iface_eta, nextok__iface_greedy, nextok__iface_dist, nextok__iface_gumbel,
     nextok__iface_mirostat, nextok__iface_mirostat_v2;
 
-enum nextok__kind nextok__sampler_kind(const struct nextok_sampler *s);
+/* The kind of s (set at construction; NEXTOK__K_USER for user samplers). */
+static inline enum nextok__kind nextok__sampler_kind(const struct nextok_sampler *s)
+{
+    return s ? (enum nextok__kind)s->kind : NEXTOK__K_USER;
+}
+
+/*
+ * What the fused path calls on a built-in stage, beyond its vtable (NULL
+ * where a kind has none). Function pointers, so that the fused path, which
+ * the samplers' module sits on, never names a symbol of it.
+ */
+struct nextok__stage_ops {
+    /* Processors whose effect is confined to a few ids (logit bias, banned,
+     * min-tokens, penalties, DRY, no-repeat-n-gram) list those ids, so the
+     * fused path can apply the processor to a small candidate array holding
+     * just them (its ordinary apply) instead of the whole row. Writes up to
+     * cap ids and returns the total number (may exceed cap: call again with
+     * a bigger buffer). Ids are unique. */
+    size_t (*touched)(const struct nextok_sampler *s, int32_t *ids, size_t cap);
+    /* The whitelist of an allowed-sampler (ascending, unique). */
+    const int32_t *(*allowed)(const struct nextok_sampler *s, size_t *n);
+    /* A selector's draw on a set that another engine truncated exactly as its
+     * own apply would (mirostat v2's fused route), remembering the
+     * distribution for accept. */
+    nextok_status (*draw)(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                          uint64_t step);
+};
+
+/* Wrap a sampler's ctx with its interface, kind and ops (a built-in's, or
+ * NEXTOK__K_USER and NULL); on NOMEM frees ctx through iface->free. */
+nextok_status nextok__builtin_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
+                                  enum nextok__kind kind, const struct nextok__stage_ops *ops,
+                                  void *ctx, struct nextok_error *err);
 
 /* ---- parameter structs (first member of each ctx) ----------------------- */
 
@@ -63,18 +99,8 @@ struct nextok__p_seed      { uint64_t seed; };                 /* dist, gumbel *
 struct nextok__p_mirostat  { int32_t n_vocab; uint64_t seed; float tau, eta; int32_t m; float mu; };
 struct nextok__p_min_tokens{ int32_t n_vocab, min_tokens; int32_t n_accepted; };
 
-/*
- * Processors whose effect is confined to a few ids (logit bias, banned,
- * min-tokens, penalties, DRY, no-repeat-n-gram) list those ids so the fused
- * path can apply the processor to a small candidate array holding just them
- * (its ordinary apply) instead of the whole row. Writes up to cap ids to ids,
- * the total number to *n (may exceed cap: then call again with a bigger
- * buffer). Ids are unique. Returns false for a sampler that is not such a
- * processor.
- */
-bool nextok__processor_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap, size_t *n);
-
-/* Per-kind touched-id functions (implemented next to each processor). */
+/* Per-kind touched-id functions (struct nextok__stage_ops.touched,
+ * implemented next to each processor). */
 size_t nextok__bias_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
 size_t nextok__banned_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
 size_t nextok__min_tokens_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
@@ -97,64 +123,12 @@ void nextok__catdraw_free(struct nextok__catdraw *d);
 nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token_data_array *cur,
                                   uint64_t seed, uint64_t step, double *prob_out);
 /* Just the canonical weights of cur in id order (*set points into d). */
-struct nextok__wset;
 bool nextok__catdraw_weights(struct nextok__catdraw *d, const struct nextok_token_data_array *cur,
                              struct nextok__wset *set, const int32_t **ids);
 
-/* Canonical weights of a candidate set in id order and the categorical draw
- * over them (docs/semantics.md; weights.c). Sparse sets (the chain) have
- * bstart; a dense row indexed by token id (the fused path) has bstart NULL
- * and block k = ids 64k .. 64k+63. */
-struct nextok__wref;
-
-struct nextok__wset {
-    const float *w;       /* weights, ids ascending                */
-    size_t n;
-    const double *cum;    /* running sums of the block sums        */
-    const size_t *bstart; /* first index of each block; NULL: 64 k */
-    size_t nb;
-    double z;             /* cum[nb - 1]                           */
-    const double *bsum;   /* dense sets (bstart NULL): block sums; a block
-                           * of sum 0 may hold unwritten weights (fused
-                           * top-p skips the groups it proves empty), so
-                           * readers of every weight skip it. NULL: every
-                           * weight is valid. */
-};
-size_t nextok__wset_sparse(const int32_t *ids, const float *w, size_t n, double *cum,
-                           size_t *bstart);
-double nextok__wset_cum(const double *bsum, size_t from, size_t nb, double *cum);
-size_t nextok__wset_draw(const struct nextok__wset *s, double u);
-
-/* Top-p mass (docs/semantics.md, top-p): candidate i of a set of n weighs
- * q_i = floor(w_i 2^s) with w_i its canonical weight and s =
- * nextok__mass_shift(n), an integer; sums of q are exact (n 2^s <= 2^62), so
- * they do not depend on the order of the additions. */
-unsigned nextok__mass_shift(size_t n);
-static inline uint64_t nextok__mass_q(float w, float scale /* 2^s */)
-{
-    /* w scale (a canonical weight, below 2, times 2^s; scale may also hold
-     * the fused path's 2^-N) is exact and below 2^62: truncation = floor.
-     * The clamp only tames values a caller subtracts again (NaN included). */
-    const float x = w * scale;
-    return (uint64_t)(int64_t)(x < 0x1p62f ? x : 0x1p62f);
-}
-/* ceil(p Q) exactly (p in (0, 1)). */
-uint64_t nextok__mass_target(float p, uint64_t q);
-
-/* Mirostat v2 (mirostat.c): keep candidates with (double)l >= this (m the
- * float maximum, z the canonical Z relative to it, mu the state). */
-double nextok__miro2_threshold(const struct nextok__wref *ref, double z, float mu);
-/* Mirostat's draw on an already truncated set (the fused path), remembering
+/* Mirostat's draw on an already truncated set (its ops.draw), remembering
  * the distribution for accept. */
 nextok_status nextok__mirostat_draw(struct nextok_sampler *s, struct nextok_token_data_array *cur,
                                     uint64_t step);
-
-/* Saturate to ±FLT_MAX so processed logits stay finite. */
-static inline float nextok__sat(float x)
-{
-    if (x > 3.40282347e38f) return 3.40282347e38f;
-    if (x < -3.40282347e38f) return -3.40282347e38f;
-    return x;
-}
 
 #endif

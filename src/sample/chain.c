@@ -59,6 +59,7 @@ void nextok_chain_free(struct nextok_chain *c)
     free(c->samplers);
     free(c->work);
     nextok__fused_free(c->fused);
+    nextok__catdraw_free(c->draw);
     free(c);
 }
 
@@ -75,7 +76,8 @@ nextok_status nextok_chain_add(struct nextok_chain *c, struct nextok_sampler *s)
         c->cap = cap;
     }
     c->samplers[c->n++] = s;
-    c->plan_valid = false;
+    nextok__fused_invalidate(c->fused);
+    c->last_valid = false;
     return NEXTOK_OK;
 }
 
@@ -85,7 +87,8 @@ struct nextok_sampler *nextok_chain_remove(struct nextok_chain *c, size_t i)
     struct nextok_sampler *s = c->samplers[i];
     memmove(&c->samplers[i], &c->samplers[i + 1], (c->n - i - 1) * sizeof *c->samplers);
     c->n--;
-    c->plan_valid = false;
+    nextok__fused_invalidate(c->fused);
+    c->last_valid = false;
     return s;
 }
 
@@ -189,18 +192,13 @@ void nextok_chain_set_observer(struct nextok_chain *c, nextok_stage_fn fn, void 
 
 bool nextok_chain_last_fused(const struct nextok_chain *c) { return c && c->last_fused; }
 
-/* Run every stage on c->work[0..size). On success the final candidates stay there. */
-static nextok_status run_stages(struct nextok_chain *c, struct nextok_token_data_array *cur)
+/* Run stages from..n-1 on cur (the chain's work array). */
+static nextok_status run_stages(struct nextok_chain *c, struct nextok_token_data_array *cur, size_t from)
 {
-    nextok_status rc = nextok_candidates_prepare(cur, c->params.nan_policy);
-    if (rc == NEXTOK_ERR_NAN)
-        return nextok__chain_fail(c, rc, "logits: NaN in input row");
-    if (rc != NEXTOK_OK)
-        return nextok__chain_fail(c, rc, "logits: no finite candidate in input row");
-    for (size_t i = 0; i < c->n; i++) {
+    for (size_t i = from; i < c->n; i++) {
         struct nextok_sampler *s = c->samplers[i];
         cur->selected = -1;
-        rc = s->iface->apply(s, cur, c->step);
+        nextok_status rc = s->iface->apply(s, cur, c->step);
         if (rc != NEXTOK_OK)
             return nextok__chain_fail(c, rc, "%s: %s", nextok_sampler_name(s),
                                       s->errmsg[0] ? s->errmsg : nextok_strerror(rc));
@@ -211,6 +209,17 @@ static nextok_status run_stages(struct nextok_chain *c, struct nextok_token_data
         if (c->observer) c->observer(i, nextok_sampler_name(s), cur, c->observer_user);
     }
     return NEXTOK_OK;
+}
+
+/* The input rules (docs/semantics.md, Input rows), then every stage. */
+static nextok_status run_all(struct nextok_chain *c, struct nextok_token_data_array *cur)
+{
+    nextok_status rc = nextok_candidates_prepare(cur, c->params.nan_policy);
+    if (rc == NEXTOK_ERR_NAN)
+        return nextok__chain_fail(c, rc, "logits: NaN in input row");
+    if (rc != NEXTOK_OK)
+        return nextok__chain_fail(c, rc, "logits: no finite candidate in input row");
+    return run_stages(c, cur, 0);
 }
 
 static nextok_status check_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype)
@@ -236,24 +245,35 @@ static void load_row(struct nextok_chain *c, const void *logits, enum nextok_dty
     *cur = (struct nextok_token_data_array){d, n, -1, false};
 }
 
-/* Run the plain chain on a row; leaves the final candidates in c->last. */
+/* The fused prefix, when the chain's stages allow it: then the chain's own
+ * tail from where it stopped. Returns false when the row is the plain
+ * chain's (nothing ran). */
+static bool fused_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
+                      nextok_status *rc)
+{
+    const struct nextok__fz_chain fc = {c->samplers, c->n, c->step, c->params.n_vocab, c->work};
+    size_t tail = 0;
+    if (!nextok__fused_run(&c->fused, &fc, logits, dtype, &c->last, &tail)) return false;
+    *rc = run_stages(c, &c->last, tail);
+    return true;
+}
+
+/* Run the chain on a row; leaves the final candidates in c->last (or, after
+ * a dense fused result, the token there and the distribution in the fused
+ * workspace: nextok__chain_dist). */
 static nextok_status chain_run_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype)
 {
     c->last_valid = false;
     c->last_fused = false;
-    c->last_dense = false;
     NEXTOK_FORWARD(check_row(c, logits, dtype));
-    if (!c->params.no_fused && !c->observer) {
-        bool handled = false;
-        nextok_status rc = nextok__fused_run(c, logits, dtype, &handled);
-        if (handled) {
-            c->last_fused = rc == NEXTOK_OK;
-            c->last_valid = rc == NEXTOK_OK;
-            return rc;
-        }
+    nextok_status rc = NEXTOK_OK;
+    if (!c->params.no_fused && !c->observer && fused_row(c, logits, dtype, &rc)) {
+        c->last_fused = rc == NEXTOK_OK;
+        c->last_valid = rc == NEXTOK_OK;
+        return rc;
     }
     load_row(c, logits, dtype, &c->last);
-    NEXTOK_FORWARD(run_stages(c, &c->last));
+    NEXTOK_FORWARD(run_all(c, &c->last));
     c->last_valid = true;
     return NEXTOK_OK;
 }
@@ -290,7 +310,13 @@ nextok_status nextok_chain_probs(struct nextok_chain *c, const void *logits, enu
 {
     if (!c || !n || (!out && cap > 0)) return NEXTOK_ERR_INVALID_ARG;
     NEXTOK_FORWARD(chain_run_row(c, logits, dtype));
-    nextok__fused_materialize(c, logits, dtype);
+    const struct nextok__dist *d = nextok__chain_dist(c);
+    if (d) { /* the dense result as the plain chain's dist leaves it */
+        c->last.size = nextok__dist_materialize(d, logits, dtype, c->work, &c->last.selected);
+        c->last.data = c->work;
+        c->last.sorted = false;
+        nextok__fused_drop_dist(c->fused); /* c->last holds the distribution now */
+    }
     ensure_probs(c);
     int32_t sel = c->last.selected >= 0 ? c->last.data[c->last.selected].id : -1;
     /* sorting reorders the workspace; `selected` must follow the token */
@@ -321,10 +347,9 @@ nextok_status nextok_chain_apply(struct nextok_chain *c, struct nextok_token_dat
                                       i, (int)cur->data[i].id, (int)c->params.n_vocab);
     c->last_valid = false;
     c->last_fused = false;
-    c->last_dense = false;
     if (cur->size) memcpy(c->work, cur->data, cur->size * sizeof *cur->data);
     c->last = (struct nextok_token_data_array){c->work, cur->size, -1, cur->sorted};
-    NEXTOK_FORWARD(run_stages(c, &c->last));
+    NEXTOK_FORWARD(run_all(c, &c->last));
     c->last_valid = true;
     memcpy(cur->data, c->last.data, c->last.size * sizeof *cur->data);
     cur->size = c->last.size;

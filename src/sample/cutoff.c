@@ -106,7 +106,8 @@ static nextok_status cutoff_init(struct nextok_sampler **out, const struct nexto
     struct nextok__p_cutoff *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "%s: out of memory", what);
     *c = (struct nextok__p_cutoff){value, min_keep};
-    return nextok__sampler_new(out, iface, c, err);
+    const enum nextok__kind kind = iface == &nextok__iface_eta ? NEXTOK__K_ETA : NEXTOK__K_EPSILON;
+    return nextok__builtin_new(out, iface, kind, NULL, c, err);
 }
 
 nextok_status nextok_sampler_init_epsilon(struct nextok_sampler **out, float epsilon,

@@ -18,6 +18,8 @@
 
 #include <float.h>
 
+static const struct nextok__stage_ops dry_ops = {nextok__dry_touched, NULL, NULL};
+
 /* One penalised token: its longest match and its slot in the scratch index. */
 struct dry_pen {
     int32_t  tok;
@@ -353,7 +355,7 @@ static nextok_status dry_clone(const struct nextok_sampler *s, struct nextok_sam
         dry_free_ctx(d);
         return NEXTOK_ERR_NOMEM;
     }
-    return nextok__sampler_new(out, s->iface, d, NULL);
+    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_dry = {
@@ -449,7 +451,7 @@ nextok_status nextok_sampler_init_dry(struct nextok_sampler **out,
     c->last_n = params->last_n;
     /* llama.cpp caps the exponent at ln(FLT_MAX) / ln(base); whole steps only here */
     c->max_exp = (float)floor(log((double)FLT_MAX) / log((double)params->base));
-    return nextok__sampler_new(out, &nextok__iface_dry, c, err);
+    return nextok__builtin_new(out, &nextok__iface_dry, NEXTOK__K_DRY, &dry_ops, c, err);
 }
 
 size_t nextok__dry_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

@@ -163,8 +163,10 @@ static void logprobs_dense(const struct nextok__wset *d, int32_t token, struct t
 static void logprobs_processed(const struct nextok_chain *c, int32_t token, struct topn *t,
                                float *tok_lp, int32_t *tok_rank)
 {
-    struct nextok__wset dense;
-    if (nextok__fused_dense_set(c, &dense)) {
+    const struct nextok__dist *d = nextok__chain_dist(c);
+    if (d) {
+        struct nextok__wset dense;
+        nextok__dist_wset(d, &dense);
         logprobs_dense(&dense, token, t, tok_lp, tok_rank);
         return;
     }

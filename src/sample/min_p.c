@@ -62,5 +62,5 @@ nextok_status nextok_sampler_init_min_p(struct nextok_sampler **out, float p, si
     struct nextok__p_min_p *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "min_p: out of memory");
     *c = (struct nextok__p_min_p){p, min_keep};
-    return nextok__sampler_new(out, &nextok__iface_min_p, c, err);
+    return nextok__builtin_new(out, &nextok__iface_min_p, NEXTOK__K_MIN_P, NULL, c, err);
 }

@@ -9,6 +9,8 @@
  */
 #include "proc_common.h"
 
+static const struct nextok__stage_ops min_tokens_ops = {nextok__min_tokens_touched, NULL, NULL};
+
 struct min_tokens_ctx {
     struct nextok__p_min_tokens p; /* first: read by the fused planner            */
     int32_t *eog;                  /* ascending, unique                           */
@@ -115,7 +117,7 @@ static nextok_status min_tokens_clone(const struct nextok_sampler *s, struct nex
     *d = *c;
     if (c->n_eog) memcpy(eog, c->eog, c->n_eog * sizeof *eog);
     d->eog = eog;
-    return nextok__sampler_new(out, s->iface, d, NULL);
+    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_min_tokens = {
@@ -167,7 +169,7 @@ nextok_status nextok_sampler_init_min_tokens(struct nextok_sampler **out, int32_
     c->p.n_accepted = 0;
     c->eog = eog;
     set_eog(c, eog_ids, n_eog);
-    return nextok__sampler_new(out, &nextok__iface_min_tokens, c, err);
+    return nextok__builtin_new(out, &nextok__iface_min_tokens, NEXTOK__K_MIN_TOKENS, &min_tokens_ops, c, err);
 }
 
 size_t nextok__min_tokens_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

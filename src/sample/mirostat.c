@@ -10,6 +10,9 @@
 
 #include <float.h>
 
+/* The fused path's Mirostat v2 route truncates and calls the draw. */
+static const struct nextok__stage_ops mirostat_ops = {NULL, NULL, nextok__mirostat_draw};
+
 
 struct miro_ctx {
     struct nextok__p_mirostat p;   /* p.mu is the live state */
@@ -128,7 +131,7 @@ static nextok_status v1_apply(struct nextok_sampler *s, struct nextok_token_data
 
 /* Remove candidates with surprise -log2 p > μ, evaluated as l >= m + ln Z -
  * μ ln 2 (nextok__miro2_threshold, with the canonical Z of the draw's
- * weights), so the fused path (src/sample/fused.c) computes the very same
+ * weights), so the fused path (src/sample/fused/miro2.c) computes the very same
  * threshold from its dense weights. The kept set is a sorted prefix; the top
  * candidate always stays. */
 static bool v2_truncate(struct miro_ctx *c, struct nextok_token_data_array *cur)
@@ -147,14 +150,6 @@ static bool v2_truncate(struct miro_ctx *c, struct nextok_token_data_array *cur)
     }
     cur->size = j;
     return true;
-}
-
-/* -log2(w / Z) <= mu with w = exp(l - c) 2^-N (canonical weights):
- * l >= c + N ln 2 + ln Z - mu ln 2, in double, in this order. */
-double nextok__miro2_threshold(const struct nextok__wref *ref, double z, float mu)
-{
-    const double ln2 = 0.693147180559945309417;
-    return (double)ref->c + (double)ref->n * ln2 + log(z) - (double)mu * ln2;
 }
 
 nextok_status nextok__mirostat_draw(struct nextok_sampler *s, struct nextok_token_data_array *cur,
@@ -222,7 +217,7 @@ static struct miro_ctx *miro_new(const struct nextok__p_mirostat *p, size_t cap)
     c->p = *p;
     c->draw = nextok__catdraw_new(cap);
     if (!c->draw || (cap && !cache_alloc(c, cap))) {
-        struct nextok_sampler tmp = {NULL, c, {0}};
+        struct nextok_sampler tmp = {NULL, c, 0, NULL, {0}};
         miro_free(&tmp);
         return NULL;
     }
@@ -239,7 +234,7 @@ static nextok_status miro_clone(const struct nextok_sampler *s, struct nextok_sa
         memcpy(c->prob, src->prob, src->n * sizeof *c->prob);
     }
     c->n = src->n;
-    return nextok__sampler_new(out, s->iface, c, NULL);
+    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
 }
 
 static const char *v1_name(const struct nextok_sampler *s)
@@ -299,7 +294,7 @@ nextok_status nextok_sampler_init_mirostat(struct nextok_sampler **out, int32_t 
     struct miro_ctx *c = miro_new(&p, (size_t)n_vocab);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "mirostat: out of memory for %d tokens",
                      (int)n_vocab);
-    return nextok__sampler_new(out, &nextok__iface_mirostat, c, err);
+    return nextok__builtin_new(out, &nextok__iface_mirostat, NEXTOK__K_MIROSTAT, &mirostat_ops, c, err);
 }
 
 nextok_status nextok_sampler_init_mirostat_v2(struct nextok_sampler **out, uint64_t seed,
@@ -311,7 +306,7 @@ nextok_status nextok_sampler_init_mirostat_v2(struct nextok_sampler **out, uint6
     const struct nextok__p_mirostat p = {0, nextok__resolve_seed(seed), tau, eta, 0, 2.0f * tau};
     struct miro_ctx *c = miro_new(&p, 0);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "mirostat_v2: out of memory");
-    return nextok__sampler_new(out, &nextok__iface_mirostat_v2, c, err);
+    return nextok__builtin_new(out, &nextok__iface_mirostat_v2, NEXTOK__K_MIROSTAT_V2, &mirostat_ops, c, err);
 }
 
 float nextok_sampler_mirostat_mu(const struct nextok_sampler *s)

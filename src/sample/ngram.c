@@ -11,6 +11,8 @@
  */
 #include "proc_common.h"
 
+static const struct nextok__stage_ops ngram_ops = {nextok__ngram_touched, NULL, NULL};
+
 /* A distinct context: the n-1 tokens hist[pos..pos+n-1) and its follower list. */
 struct ng_ent {
     uint32_t pos;
@@ -339,7 +341,7 @@ static nextok_status ng_clone(const struct nextok_sampler *s, struct nextok_samp
         free(d);
         return NEXTOK_ERR_NOMEM;
     }
-    return nextok__sampler_new(out, s->iface, d, NULL);
+    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_no_repeat_ngram = {
@@ -360,7 +362,7 @@ nextok_status nextok_sampler_init_no_repeat_ngram(struct nextok_sampler **out, i
         free(c);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating no_repeat_ngram");
     }
-    return nextok__sampler_new(out, &nextok__iface_no_repeat_ngram, c, err);
+    return nextok__builtin_new(out, &nextok__iface_no_repeat_ngram, NEXTOK__K_NO_REPEAT_NGRAM, &ngram_ops, c, err);
 }
 
 size_t nextok__ngram_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

@@ -14,6 +14,8 @@
  */
 #include "proc_common.h"
 
+static const struct nextok__stage_ops penalties_ops = {nextok__penalties_touched, NULL, NULL};
+
 /* Per-id counts. a: prompt count (window scope: count inside the window), b: output count. */
 struct pen_slot {
     int32_t  id; /* -1: empty */
@@ -343,7 +345,7 @@ static nextok_status pen_clone(const struct nextok_sampler *s, struct nextok_sam
     }
     memcpy(d->map.slot, c->map.slot, map_cap(&c->map) * sizeof *d->map.slot);
     if (c->ring_cap) memcpy(d->ring, c->ring, c->ring_cap * sizeof *d->ring);
-    return nextok__sampler_new(out, s->iface, d, NULL);
+    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_penalties = {
@@ -397,7 +399,7 @@ nextok_status nextok_sampler_init_penalties(struct nextok_sampler **out,
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating penalties");
     }
     c->p = *params;
-    return nextok__sampler_new(out, &nextok__iface_penalties, c, err);
+    return nextok__builtin_new(out, &nextok__iface_penalties, NEXTOK__K_PENALTIES, &penalties_ops, c, err);
 }
 
 size_t nextok__penalties_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

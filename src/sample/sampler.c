@@ -1,15 +1,16 @@
 /* The generic sampler object: NULL-tolerant wrappers around the vtable. */
-#include "../common/internal.h"
+#include "builtin.h"
 
 #include <stdio.h>
 
-nextok_status nextok__sampler_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
+nextok_status nextok__builtin_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
+                                  enum nextok__kind kind, const struct nextok__stage_ops *ops,
                                   void *ctx, struct nextok_error *err)
 {
     struct nextok_sampler *s = calloc(1, sizeof *s);
     if (!s) {
         if (iface->free) {
-            struct nextok_sampler tmp = {iface, ctx, {0}};
+            struct nextok_sampler tmp = {iface, ctx, 0, NULL, {0}};
             iface->free(&tmp);
         }
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating sampler %s",
@@ -17,6 +18,8 @@ nextok_status nextok__sampler_new(struct nextok_sampler **out, const struct next
     }
     s->iface = iface;
     s->ctx = ctx;
+    s->kind = (int)kind;
+    s->ops = ops;
     *out = s;
     return NEXTOK_OK;
 }
@@ -27,7 +30,7 @@ nextok_status nextok_sampler_init(struct nextok_sampler **out, const struct next
     if (!out) return NEXTOK_ERR_INVALID_ARG;
     *out = NULL;
     if (!iface || !iface->apply) return NEXTOK_ERR_INVALID_ARG;
-    return nextok__sampler_new(out, iface, ctx, NULL);
+    return nextok__builtin_new(out, iface, NEXTOK__K_USER, NULL, ctx, NULL);
 }
 
 void *nextok_sampler_ctx(const struct nextok_sampler *s) { return s ? s->ctx : NULL; }
@@ -105,7 +108,7 @@ nextok_status nextok__clone_params(const struct nextok_sampler *s, size_t size,
     void *c = malloc(size);
     if (!c) return NEXTOK_ERR_NOMEM;
     memcpy(c, s->ctx, size);
-    return nextok__sampler_new(out, s->iface, c, NULL);
+    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
 }
 
 void nextok__free_ctx(struct nextok_sampler *s) { free(s->ctx); }

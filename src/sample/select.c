@@ -225,7 +225,7 @@ static const char *greedy_name(const struct nextok_sampler *s)
 static nextok_status greedy_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     (void)s;
-    return nextok__sampler_new(out, &nextok__iface_greedy, NULL, NULL);
+    return nextok__builtin_new(out, &nextok__iface_greedy, NEXTOK__K_GREEDY, NULL, NULL, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_greedy = {
@@ -238,7 +238,7 @@ nextok_status nextok_sampler_init_greedy(struct nextok_sampler **out, struct nex
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
-    return nextok__sampler_new(out, &nextok__iface_greedy, NULL, err);
+    return nextok__builtin_new(out, &nextok__iface_greedy, NEXTOK__K_GREEDY, NULL, NULL, err);
 }
 
 /* ---- dist ------------------------------------------------------------------- */
@@ -291,7 +291,7 @@ static nextok_status dist_clone(const struct nextok_sampler *s, struct nextok_sa
     /* the seed is the whole state; the scratch is not copied */
     struct dist_ctx *c = dist_ctx_new(((const struct dist_ctx *)s->ctx)->p.seed);
     if (!c) return NEXTOK_ERR_NOMEM;
-    return nextok__sampler_new(out, &nextok__iface_dist, c, NULL);
+    return nextok__builtin_new(out, &nextok__iface_dist, NEXTOK__K_DIST, NULL, c, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_dist = {
@@ -308,7 +308,7 @@ nextok_status nextok_sampler_init_dist(struct nextok_sampler **out, uint64_t see
     *out = NULL;
     struct dist_ctx *c = dist_ctx_new(nextok__resolve_seed(seed));
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "dist: out of memory");
-    return nextok__sampler_new(out, &nextok__iface_dist, c, err);
+    return nextok__builtin_new(out, &nextok__iface_dist, NEXTOK__K_DIST, NULL, c, err);
 }
 
 /* ---- gumbel ----------------------------------------------------------------- */
@@ -365,5 +365,5 @@ nextok_status nextok_sampler_init_gumbel(struct nextok_sampler **out, uint64_t s
     struct nextok__p_seed *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "gumbel: out of memory");
     c->seed = nextok__resolve_seed(seed);
-    return nextok__sampler_new(out, &nextok__iface_gumbel, c, err);
+    return nextok__builtin_new(out, &nextok__iface_gumbel, NEXTOK__K_GUMBEL, NULL, c, err);
 }

@@ -91,7 +91,7 @@ nextok_status nextok_sampler_init_temp(struct nextok_sampler **out, float t,
     struct nextok__p_temp *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "temp: out of memory");
     c->t = t;
-    return nextok__sampler_new(out, &nextok__iface_temp, c, err);
+    return nextok__builtin_new(out, &nextok__iface_temp, NEXTOK__K_TEMP, NULL, c, err);
 }
 
 /* ---- temp_ext -------------------------------------------------------------- */
@@ -155,5 +155,5 @@ nextok_status nextok_sampler_init_temp_ext(struct nextok_sampler **out, float t,
     struct nextok__p_temp_ext *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "temp_ext: out of memory");
     *c = (struct nextok__p_temp_ext){t, range, exponent};
-    return nextok__sampler_new(out, &nextok__iface_temp_ext, c, err);
+    return nextok__builtin_new(out, &nextok__iface_temp_ext, NEXTOK__K_TEMP_EXT, NULL, c, err);
 }

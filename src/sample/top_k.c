@@ -74,5 +74,5 @@ nextok_status nextok_sampler_init_top_k(struct nextok_sampler **out, int32_t k,
     struct nextok__p_top_k *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "top_k: out of memory");
     *c = (struct nextok__p_top_k){k, ties};
-    return nextok__sampler_new(out, &nextok__iface_top_k, c, err);
+    return nextok__builtin_new(out, &nextok__iface_top_k, NEXTOK__K_TOP_K, NULL, c, err);
 }

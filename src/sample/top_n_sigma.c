@@ -62,5 +62,5 @@ nextok_status nextok_sampler_init_top_n_sigma(struct nextok_sampler **out, float
     struct nextok__p_sigma *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "top_n_sigma: out of memory");
     c->n = n;
-    return nextok__sampler_new(out, &nextok__iface_top_n_sigma, c, err);
+    return nextok__builtin_new(out, &nextok__iface_top_n_sigma, NEXTOK__K_TOP_N_SIGMA, NULL, c, err);
 }

@@ -9,7 +9,7 @@
  *
  * The mass is the integer one of docs/semantics.md (canonical weights scaled
  * to 2^s and truncated), so its sums are exact in any order and the fused
- * path (src/sample/fused.c, fuse_top_p) reaches the same cut by histogram.
+ * path (src/sample/fused/mass_top_p.c) reaches the same cut by histogram.
  */
 #include "builtin.h"
 #include "arch/kernels.h"
@@ -142,5 +142,5 @@ nextok_status nextok_sampler_init_top_p(struct nextok_sampler **out, float p,
     struct nextok__p_top_p *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "top_p: out of memory");
     *c = (struct nextok__p_top_p){p, ties, min_keep};
-    return nextok__sampler_new(out, &nextok__iface_top_p, c, err);
+    return nextok__builtin_new(out, &nextok__iface_top_p, NEXTOK__K_TOP_P, NULL, c, err);
 }

@@ -6,7 +6,7 @@
  * Exact on the canonical weights (docs/semantics.md, typical-p): since
  * -ln p_i - H = c - v_i with c = sum p_i v_i, the order is |v_i - c| with c
  * from blocked sums, and the mass is top-p's integer one, so the fused path
- * (fused.c, fuse_typical) reaches the same cut without sorting.
+ * (src/sample/fused/mass_typical.c) reaches the same cut without sorting.
  *
  * Also home of nextok__cand_entropy(), shared with temp.c (dynamic
  * temperature) and cutoff.c (eta).
@@ -202,7 +202,7 @@ static nextok_status typical_clone(const struct nextok_sampler *s, struct nextok
     struct typ_ctx *c = calloc(1, sizeof *c);
     if (!c) return NEXTOK_ERR_NOMEM;
     c->p = src->p; /* the scratch is not state: the clone grows its own */
-    return nextok__sampler_new(out, &nextok__iface_typical, c, NULL);
+    return nextok__builtin_new(out, &nextok__iface_typical, NEXTOK__K_TYPICAL, NULL, c, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_typical = {
@@ -222,5 +222,5 @@ nextok_status nextok_sampler_init_typical(struct nextok_sampler **out, float p, 
     struct typ_ctx *c = calloc(1, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "typical: out of memory");
     c->p = (struct nextok__p_typical){p, min_keep};
-    return nextok__sampler_new(out, &nextok__iface_typical, c, err);
+    return nextok__builtin_new(out, &nextok__iface_typical, NEXTOK__K_TYPICAL, NULL, c, err);
 }

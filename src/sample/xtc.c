@@ -62,5 +62,5 @@ nextok_status nextok_sampler_init_xtc(struct nextok_sampler **out, float probabi
     struct nextok__p_xtc *c = malloc(sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "xtc: out of memory");
     *c = (struct nextok__p_xtc){probability, threshold, min_keep, nextok__resolve_seed(seed)};
-    return nextok__sampler_new(out, &nextok__iface_xtc, c, err);
+    return nextok__builtin_new(out, &nextok__iface_xtc, NEXTOK__K_XTC, NULL, c, err);
 }

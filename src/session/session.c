@@ -5,8 +5,8 @@
  * nextok__detok_save) and the stop matcher's (nextok__stop_state_copy) are
  * saved before a step and restored if it fails, without allocating.
  */
-#include "detok_internal.h"
-#include "stop_internal.h"
+#include "../text/detok_internal.h"
+#include "../text/stop_internal.h"
 
 #include <stdio.h>
 

@@ -1,7 +1,8 @@
 /*
  * The canonical categorical draw over weights (docs/semantics.md,
- * Probabilities and Selectors: categorical), shared by the chain (dist,
- * mirostat, sample_n) and the fused path.
+ * Probabilities and Selectors: categorical), top-p's integer masses and
+ * Mirostat v2's threshold, shared by the chain (dist, top-p, mirostat,
+ * sample_n) and the fused path.
  *
  * Weights come from nextok__expw and blocks from nextok__wblock
  * (arch/kernels.h). A block is 64 consecutive token ids; a sparse candidate
@@ -10,8 +11,7 @@
  * double sum. Everything here is plain sequential double arithmetic, the same
  * for both engines.
  */
-#include "builtin.h"
-#include "arch/kernels.h"
+#include "canonical.h"
 
 /* Group w (weights of ids ascending) into blocks of 64 ids: running sums
  * cum[k] of the block sums, and the index bstart[k] of block k's first
@@ -157,4 +157,12 @@ uint64_t nextok__mass_target(float p, uint64_t q)
         rem = lo & ((UINT64_C(1) << k) - 1);
     }
     return fl + (rem != 0);
+}
+
+/* -log2(w / Z) <= mu with w = exp(l - c) 2^-N (canonical weights):
+ * l >= c + N ln 2 + ln Z - mu ln 2, in double, in this order. */
+double nextok__miro2_threshold(const struct nextok__wref *ref, double z, float mu)
+{
+    const double ln2 = 0.693147180559945309417;
+    return (double)ref->c + (double)ref->n * ln2 + log(z) - (double)mu * ln2;
 }

@@ -1,14 +1,9 @@
 /*
  * Fused typical-p (docs/semantics.md: the order |v - c| with c = S / Z on the
  * canonical weights, top-p's integer masses): the cut found without sorting
- * the vocabulary. See fused.c for the frame and docs/performance.md.
+ * the vocabulary.
  */
-#include "fused_internal.h"
-
-#include <math.h>
-#include <string.h>
-
-/* ---- typical-p by a histogram of mass over the score ----------------------------------- */
+#include "internal.h"
 
 /*
  * typical-p (docs/semantics.md): c = S / Z from the blocked sums (the SIMD
@@ -34,19 +29,19 @@ static inline uint32_t ty_bits(float s)
 
 /* Processed value of candidate id: its override when touched (ov is sorted
  * by id: a binary search), else the row's. */
-static float ty_value(const struct run *r, int32_t id)
+static float ty_value(const struct nextok__fz_run *r, int32_t id)
 {
     const struct nextok__fused *f = r->f;
-    if (f->tmask[id]) {
-        size_t lo = 0, hi = f->n_ov;
+    if (f->ovr.tmask[id]) {
+        size_t lo = 0, hi = f->ovr.n_ov;
         while (hi - lo > 1) {
             const size_t mid = lo + (hi - lo) / 2;
-            if (f->ov[mid].id <= id) lo = mid;
+            if (f->ovr.ov[mid].id <= id) lo = mid;
             else hi = mid;
         }
-        return P(f->ov[lo].logit, r->t);
+        return fz_P(f->ovr.ov[lo].logit, r->t);
     }
-    return P(nextok__row_get(r->row, r->dt, (size_t)id), r->t);
+    return fz_P(nextok__row_get(r->row, r->dt, (size_t)id), r->t);
 }
 
 static bool ty_reserve(struct nextok__fused *f)
@@ -56,27 +51,27 @@ static bool ty_reserve(struct nextok__fused *f)
 }
 
 /* c = (float)(S / Z): S's block sums from the row by the SIMD kernel; the
- * blocks of touched ids again from their overrides (dw is already patched:
+ * blocks of touched ids again from their overrides (dist.w is already patched:
  * removed ids weigh 0, which adds nothing whatever v is). */
-static float ty_center(const struct run *r)
+static float ty_center(const struct nextok__fz_run *r)
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
-    r->k->wvsum(r->row, r->dt, V, r->t, f->dw, f->tys);
+    r->k->wvsum(r->row, r->dt, V, r->t, f->dist.w, f->tys);
     size_t last = nb; /* the last block redone, to skip repeats */
     for (size_t j = 0; j < r->n_touched; j++) {
-        const size_t b = (size_t)f->touched[j] >> 6;
+        const size_t b = (size_t)f->ovr.touched[j] >> 6;
         if (b == last) continue;
         last = b;
         const size_t len = V - 64 * b < 64 ? V - 64 * b : 64;
         float v[64];
         for (size_t i = 0; i < len; i++)
-            v[i] = f->dw[64 * b + i] == 0.0f ? 0.0f : ty_value(r, (int32_t)(64 * b + i));
-        f->tys[b] = nextok__wvblock(f->dw + 64 * b, v, len);
+            v[i] = f->dist.w[64 * b + i] == 0.0f ? 0.0f : ty_value(r, (int32_t)(64 * b + i));
+        f->tys[b] = nextok__wvblock(f->dist.w + 64 * b, v, len);
     }
     double s = 0.0;
     for (size_t b = 0; b < nb; b++) s += f->tys[b];
-    return (float)(s / f->dz);
+    return (float)(s / f->dist.z);
 }
 
 /* From the bottom (most typical first): the first bucket b where the prefix
@@ -98,17 +93,17 @@ static unsigned ty_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins,
 
 /* Add block b's candidates to the sample histogram (hq[0], hn[0]), masses
  * (their high bits) times mul. Returns their sum. */
-static uint64_t ty_sample_block(const struct run *r, size_t b, float center, float scale, uint64_t mul)
+static uint64_t ty_sample_block(const struct nextok__fz_run *r, size_t b, float center, float scale, uint64_t mul)
 {
     struct nextok__fused *f = r->f;
     uint64_t tot = 0;
     const size_t e = 64 * b + 64 < r->V ? 64 * b + 64 : r->V;
     for (size_t i = 64 * b; i < e; i++) {
-        if (f->tmask[i]) continue;
-        const float sc = fabsf(P(nextok__row_get(r->row, r->dt, i), r->t) - center);
+        if (f->ovr.tmask[i]) continue;
+        const float sc = fabsf(fz_P(nextok__row_get(r->row, r->dt, i), r->t) - center);
         /* q < 2^62 / n, mul <= n / 64, 2560 of them: >> 8 keeps the sum
          * below 2^62 (a bracket needs no low bits) */
-        const uint64_t q = (nextok__mass_q(f->dw[i], scale) >> 8) * mul;
+        const uint64_t q = (nextok__mass_q(f->dist.w[i], scale) >> 8) * mul;
         f->hq[0][ty_bits(sc) >> 20] += q;
         f->hn[0][ty_bits(sc) >> 20]++;
         tot += q;
@@ -126,7 +121,7 @@ static uint64_t ty_sample_block(const struct run *r, size_t b, float center, flo
  * integers). Only speed depends on it: fuse_typical moves a bracket that
  * misses. Small rows: everything.
  */
-static void ty_bracket(const struct run *r, float center, float scale, float p, size_t kmin,
+static void ty_bracket(const struct nextok__fz_run *r, float center, float scale, float p, size_t kmin,
                        uint32_t *klo, uint32_t *khi)
 {
     struct nextok__fused *f = r->f;
@@ -138,9 +133,9 @@ static void ty_bracket(const struct run *r, float center, float scale, float p, 
     const size_t nb = (r->V + 63) / 64;
     size_t heavy[TY_HEAVY], nh = 0; /* block ids, by weight sum descending */
     for (size_t b = 0; b < nb; b++) {
-        if (nh == TY_HEAVY && !(f->dbs[b] > f->dbs[heavy[nh - 1]])) continue;
+        if (nh == TY_HEAVY && !(f->dist.bsum[b] > f->dist.bsum[heavy[nh - 1]])) continue;
         size_t j = nh < TY_HEAVY ? nh++ : nh - 1;
-        for (; j > 0 && f->dbs[heavy[j - 1]] < f->dbs[b]; j--) heavy[j] = heavy[j - 1];
+        for (; j > 0 && f->dist.bsum[heavy[j - 1]] < f->dist.bsum[b]; j--) heavy[j] = heavy[j - 1];
         heavy[j] = b;
     }
     /* the strided blocks stand for nb - nh blocks: mass times (nb - nh),
@@ -158,33 +153,33 @@ static void ty_bracket(const struct run *r, float center, float scale, float p, 
     size_t n_below = 0;
     const size_t ns = 64 * (TY_RUNS + nh);
     const size_t ks = kmin ? (size_t)((double)kmin * (double)ns / (double)r->n_set) : 0;
-    const unsigned B = ty_cross(f->hq[0], f->hn[0], HBINS, nextok__mass_target(p, tot), ks, &below, &n_below);
+    const unsigned B = ty_cross(f->hq[0], f->hn[0], NEXTOK__FZ_HBINS, nextok__mass_target(p, tot), ks, &below, &n_below);
     *klo = B > 0 ? (uint32_t)(B - 1) << 20 : 0;
-    *khi = B + 2 < HBINS ? ((uint32_t)(B + 2) << 20) - 1 : UINT32_MAX;
+    *khi = B + 2 < NEXTOK__FZ_HBINS ? ((uint32_t)(B + 2) << 20) - 1 : UINT32_MAX;
 }
 
 /* One SIMD scan (kernels' typscan): every score into f->sel, the total mass
  * and the mass and count under the bracket, its candidates (ids ascending
  * from the row, overrides appended) in cids/cvals (their masses come with
  * the first refinement level, ty_hist from the weights). The
- * touched ids trade the row's terms for their overrides' (dw is patched, so
+ * touched ids trade the row's terms for their overrides' (dist.w is patched, so
  * the masses are already theirs). Returns the bracket's count. */
-static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
+static size_t ty_scan(struct nextok__fz_run *r, struct nextok__typscan *ts)
 {
     struct nextok__fused *f = r->f;
-    size_t m = r->k->typscan(r->row, r->dt, r->V, r->t, f->dw, ts, f->sel, f->cids, f->cvals);
+    size_t m = r->k->typscan(r->row, r->dt, r->V, r->t, f->dist.w, ts, f->sel, f->cids, f->cvals);
     for (size_t j = 0; j < r->n_touched; j++) {
-        const int32_t id = f->touched[j];
+        const int32_t id = f->ovr.touched[j];
         const uint32_t k = ty_bits(f->sel[id]);
-        const uint64_t q = nextok__mass_q(f->dw[id], ts->scale);
+        const uint64_t q = nextok__mass_q(f->dist.w[id], ts->scale);
         ts->q_total -= q;
         if (k < ts->klo) ts->q_below -= q, ts->n_below--;
     }
-    m = drop_touched(f->cids, f->cvals, m, f->touched, r->n_touched); /* the row's touched entries */
-    for (size_t j = 0; j < f->n_ov; j++) {
-        const int32_t id = f->ov[j].id;
-        const float sc = fabsf(P(f->ov[j].logit, r->t) - ts->center);
-        const uint64_t q = nextok__mass_q(f->dw[id], ts->scale);
+    m = nextok__fz_drop_touched(f->cids, f->cvals, m, f->ovr.touched, r->n_touched); /* the row's touched entries */
+    for (size_t j = 0; j < f->ovr.n_ov; j++) {
+        const int32_t id = f->ovr.ov[j].id;
+        const float sc = fabsf(fz_P(f->ovr.ov[j].logit, r->t) - ts->center);
+        const uint64_t q = nextok__mass_q(f->dist.w[id], ts->scale);
         f->sel[id] = sc;
         ts->q_total += q;
         if (ty_bits(sc) < ts->klo) {
@@ -203,10 +198,10 @@ static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
  * candidates never need theirs again). */
 static inline uint64_t ty_q(const struct nextok__fused *f, size_t i, float scale, bool from_w)
 {
-    return from_w ? nextok__mass_q(f->dw[f->cids[i]], scale) : f->cq[i];
+    return from_w ? nextok__mass_q(f->dist.w[f->cids[i]], scale) : f->cq[i];
 }
 
-/* Histogram of the set by sub-bucket (key - b0) >> shift (< nb <= HBINS):
+/* Histogram of the set by sub-bucket (key - b0) >> shift (< nb <= NEXTOK__FZ_HBINS):
  * masses into hq[0], counts into hn[0], two interleaved copies so that a
  * run of equal buckets does not wait on its own stores. Returns the set's
  * total mass. */
@@ -246,7 +241,7 @@ static inline uint64_t ty_hist(struct nextok__fused *f, size_t n, uint32_t b0, u
 
 /* Keep only sub-bucket B of the set (in place, order kept, masses into cq);
  * *base becomes its first key. Returns the count. A branch: one bucket of up
- * to HBINS keeps few, so it predicts well (the branch-free copy chains every
+ * to NEXTOK__FZ_HBINS keeps few, so it predicts well (the branch-free copy chains every
  * store on the previous compare). */
 static inline size_t ty_keep_bucket(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift,
                                     unsigned B, float scale, bool from_w)
@@ -264,7 +259,7 @@ static inline size_t ty_keep_bucket(struct nextok__fused *f, size_t n, uint32_t 
     return j;
 }
 
-/* Keep only the crossing sub-bucket (key - base) >> shift (< nb <= HBINS)
+/* Keep only the crossing sub-bucket (key - base) >> shift (< nb <= NEXTOK__FZ_HBINS)
  * of the set (masses in cq). Returns the count; *base becomes the
  * sub-bucket's first key. */
 static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsigned shift, unsigned nb,
@@ -276,21 +271,21 @@ static size_t ty_refine(struct nextok__fused *f, size_t n, uint32_t *base, unsig
 }
 
 /* The shift of a refinement level over keys [base, base + span]: the
- * smallest with at most HBINS sub-buckets. */
+ * smallest with at most NEXTOK__FZ_HBINS sub-buckets. */
 static unsigned ty_shift(uint32_t span)
 {
     unsigned shift = 0;
-    while ((span >> shift) >= HBINS) shift++;
+    while ((span >> shift) >= NEXTOK__FZ_HBINS) shift++;
     return shift;
 }
 
-/* Survivors in id order into c->work, unsorted (typical keeps its input
+/* Survivors in id order into r->work, unsorted (typical keeps its input
  * order, which is id order here). */
-static void ty_emit(struct nextok_chain *c, const struct run *r, float center, float ls, float lv,
+static void ty_emit(struct nextok__fz_run *r, float center, float ls, float lv,
                     int32_t lid)
 {
-    const struct kept k = {.typical = true, .center = center, .ls = ls, .lv = lv, .id = lid};
-    c->last = (struct nextok_token_data_array){c->work, emit_kept(c, r, &k), -1, false};
+    const struct nextok__fz_kept k = {.typical = true, .center = center, .ls = ls, .lv = lv, .id = lid};
+    r->out = (struct nextok_token_data_array){r->work, nextok__fz_emit_kept(r, &k), -1, false};
 }
 
 /* dist right after the cut: the dense weights with every non-survivor at 0,
@@ -298,44 +293,43 @@ static void ty_emit(struct nextok_chain *c, const struct run *r, float center, f
  * every candidate's score (ty_scan; removed ids weigh 0 already), so one
  * pass keeps score < ls; the kept ones of score ls, work[0 .. nt-1] (their
  * weights saved in .p), are put back and their blocks summed again. */
-static void ty_dense_draw(struct nextok_chain *c, const struct run *r, size_t nt, float center,
+static void ty_dense_draw(struct nextok__fz_run *r, size_t nt, float center,
                           float ls, float lv, int32_t lid, uint64_t seed)
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
     const uint32_t kls = ty_bits(ls);
-    for (size_t k = 0; k < nt; k++) c->work[k].p = f->dw[c->work[k].id];
-    r->k->cut_keys(f->dw, f->sel, V, kls, f->dbs);
+    for (size_t k = 0; k < nt; k++) r->work[k].p = f->dist.w[r->work[k].id];
+    r->k->cut_keys(f->dist.w, f->sel, V, kls, f->dist.bsum);
     for (size_t k = 0; k < nt; k++) {
-        f->dw[c->work[k].id] = c->work[k].p;
-        f->tys[(size_t)c->work[k].id >> 6] = -1.0; /* tys is free after ty_center: dirty marks */
+        f->dist.w[r->work[k].id] = r->work[k].p;
+        f->tys[(size_t)r->work[k].id >> 6] = -1.0; /* tys is free after ty_center: dirty marks */
     }
     for (size_t b = 0; b < nb && nt > 0; b++)
         if (f->tys[b] == -1.0) {
-            f->dbs[b] = nextok__wblock(f->dw + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
+            f->dist.bsum[b] = nextok__wblock(f->dist.w + 64 * b, V - 64 * b < 64 ? V - 64 * b : 64);
             f->tys[b] = 0.0;
         }
-    f->dz = nextok__wset_cum(f->dbs, 0, nb, f->dcum);
-    f->d_cut = false;
-    f->d_typ = true;
-    f->d_typ_c = center;
-    f->d_typ_s = ls;
-    f->d_typ_v = lv;
-    f->d_typ_id = lid;
-    dense_draw(c, r, seed);
+    f->dist.z = nextok__wset_cum(f->dist.bsum, 0, nb, f->dist.cum);
+    f->dist.rule = NEXTOK__DIST_TYPICAL;
+    f->dist.typ_c = center;
+    f->dist.typ_s = ls;
+    f->dist.cut_v = lv;
+    f->dist.cut_id = lid;
+    nextok__fz_dense_draw(r, seed);
 }
 
 /* typical as the first filter (min_keep < n_set, p < 1); `dist_seed`
  * non-NULL: dist follows and ends the chain (drawn densely). */
-bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_typical *q,
+static bool typical(struct nextok__fz_run *r, const struct nextok__p_typical *q,
                          const uint64_t *dist_seed, bool *drawn)
 {
     struct nextok__fused *f = r->f;
     *drawn = false;
-    if (!tp_reserve(f) || !ty_reserve(f) || !dense_prepare(r, true, false)) return false;
+    if (!nextok__fz_mass_reserve(f) || !ty_reserve(f) || !nextok__fz_dense_prepare(r, true, false)) return false;
     const float center = ty_center(r);
-    /* masses of the canonical weights: dw is them times 2^dN */
-    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dN);
+    /* masses of the canonical weights: dist.w is them times 2^N */
+    const float scale = ldexpf(1.0f, (int)nextok__mass_shift(r->n_set) - (int)f->dist.N);
     const size_t kmin = q->min_keep > 1 ? q->min_keep : 0; /* 1: implied by the mass */
     struct nextok__typscan ts = {center, scale, 0, 0, 0, 0, 0};
     ty_bracket(r, center, scale, q->p, kmin, &ts.klo, &ts.khi);
@@ -376,54 +370,30 @@ bool fuse_typical(struct nextok_chain *c, struct run *r, const struct nextok__p_
     /* one score left: its candidates in (larger v, lower id) order */
     const float ls = f->cvals[0];
     for (size_t j = 0; j < n; j++)
-        c->work[j] = (struct nextok_token_data){f->cids[j], ty_value(r, f->cids[j]), 0.0f};
-    sort_sorted(c->work, n);
+        r->work[j] = (struct nextok_token_data){f->cids[j], ty_value(r, f->cids[j]), 0.0f};
+    nextok__fz_sort(r->work, n);
     size_t j = 0;
     for (;; j++) {
-        below += nextok__mass_q(f->dw[c->work[j].id], scale);
+        below += nextok__mass_q(f->dist.w[r->work[j].id], scale);
         if ((below >= target && n_below + j + 1 >= kmin) || j + 1 == n) break;
     }
-    const float lv = c->work[j].logit;
-    const int32_t lid = c->work[j].id;
+    const float lv = r->work[j].logit;
+    const int32_t lid = r->work[j].id;
     if (!dist_seed) {
-        ty_emit(c, r, center, ls, lv, lid);
+        ty_emit(r, center, ls, lv, lid);
         return true;
     }
-    ty_dense_draw(c, r, j + 1, center, ls, lv, lid, *dist_seed);
+    ty_dense_draw(r, j + 1, center, ls, lv, lid, *dist_seed);
     *drawn = true;
     return true;
 }
 
-bool nextok__fused_dense_set(const struct nextok_chain *c, struct nextok__wset *set)
+size_t nextok__fz_route_typical(struct nextok__fz_run *r, size_t i)
 {
-    if (!c->last_dense || !c->last_valid || !c->fused) return false;
-    const struct nextok__fused *f = c->fused;
-    *set = (struct nextok__wset){f->dw, f->d_n, f->dcum, NULL, (f->d_n + 63) / 64, f->dz, f->dbs};
-    return true;
+    const struct nextok__p_typical *q = r->stages[i]->ctx;
+    if (r->n_set <= 1 || q->min_keep >= r->n_set) return NEXTOK__FZ_NEXT; /* keeps everything */
+    const struct nextok__fz_step *st = &r->f->plan.steps[i];
+    bool drawn = false;
+    if (!typical(r, q, st->draw_after ? &st->draw_seed : NULL, &drawn)) return NEXTOK__FZ_HANDBACK;
+    return drawn ? r->n_stages : i + 1;
 }
-
-/* Write the dense distribution of the last call into c->last as the chain
- * leaves it: every candidate in id order with its processed logit and p =
- * w / Z; `selected` follows the token. row must be the last call's row. */
-void nextok__fused_materialize(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
-{
-    if (!c->last_dense) return;
-    struct nextok__fused *f = c->fused;
-    const int32_t sel = c->work[0].id;
-    for (size_t j = 0; j < f->d_touched; j++) f->tmask[f->touched[j]] = 1;
-    size_t n = 0, o = 0, pick = 0;
-    for (size_t i = 0; i < (size_t)f->n_vocab; i++) {
-        float v;
-        if (o < f->n_ov && f->ov[o].id == (int32_t)i) v = P(f->ov[o++].logit, f->dt);
-        else if (f->tmask[i]) continue; /* removed by a processor */
-        else v = P(nextok__row_get(row, dt, i), f->dt);
-        if (f->d_cut && !tp_keep(v, (int32_t)i, f->d_cut_v, f->d_cut_id)) continue;
-        if (f->d_typ && !ty_keep(v, (int32_t)i, f->d_typ_c, f->d_typ_s, f->d_typ_v, f->d_typ_id)) continue;
-        if ((int32_t)i == sel) pick = n;
-        c->work[n++] = (struct nextok_token_data){(int32_t)i, v, (float)((double)f->dw[i] / f->dz)};
-    }
-    clear_mask(f, f->d_touched);
-    c->last = (struct nextok_token_data_array){c->work, n, (int64_t)pick, false};
-    c->last_dense = false;
-}
-

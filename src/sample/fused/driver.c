@@ -1,0 +1,140 @@
+/*
+ * The driver: one row through the plan. The workspace (struct
+ * nextok__fused) is allocated once per chain, sized for its vocabulary;
+ * only the touched-id buffers grow (geometrically) with a processor's
+ * history, so no call allocates in steady state.
+ *
+ * Rows holding NaN or ±inf are handed back: the plain chain owns those rules
+ * (docs/semantics.md, Input rows).
+ */
+#include "internal.h"
+
+void nextok__fused_free(struct nextok__fused *f)
+{
+    if (!f) return;
+    free(f->plan.steps);
+    free(f->ovr.tmask);
+    free(f->ovr.touched);
+    free(f->ovr.ov);
+    free(f->cids);
+    free(f->cvals);
+    free(f->sample);
+    free(f->sel);
+    free(f->blkmax);
+    free(f->dist.w);
+    free(f->dist.bsum);
+    free(f->dist.cum);
+    free(f->dist.gmax);
+    free(f->cq);
+    free(f->hq);
+    free(f->tpw);
+    free(f->hn);
+    free(f->tys);
+    free(f);
+}
+
+static struct nextok__fused *fused_alloc(int32_t n_vocab)
+{
+    struct nextok__fused *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    const size_t v = (size_t)n_vocab;
+    f->n_vocab = n_vocab;
+    f->dist.n_vocab = v;
+    f->ovr.tmask = calloc(v, 1);
+    f->cids = malloc((v + NEXTOK__FZ_SLACK) * sizeof *f->cids);
+    f->cvals = malloc((v + NEXTOK__FZ_SLACK) * sizeof *f->cvals);
+    f->sample = malloc(NEXTOK__FZ_SAMPLE_N * sizeof *f->sample);
+    f->sel = malloc((v + NEXTOK__FZ_SLACK) * sizeof *f->sel);
+    f->blkmax = malloc((v / NEXTOK__BLK + 1) * sizeof *f->blkmax);
+    /* the touched list always exists, so appending to it never adds to NULL */
+    const bool ok = nextok__fz_grow((void **)&f->ovr.touched, &f->ovr.touched_cap, 64,
+                                    sizeof *f->ovr.touched);
+    if (!ok || !f->ovr.tmask || !f->cids || !f->cvals || !f->sample || !f->sel || !f->blkmax) {
+        nextok__fused_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+void nextok__fused_invalidate(struct nextok__fused *f)
+{
+    if (f) f->plan.valid = false;
+}
+
+/* Whitelist mode: the allowed ids are the candidate set; gather them (id
+ * order, as the chain's stable filters leave them) and let the chain run
+ * every stage on them. */
+static bool run_allowed(struct nextok__fz_run *r)
+{
+    int nf = 0;
+    (void)r->k->max(r->row, r->dt, r->V, &nf);
+    if (nf) return false;
+    const struct nextok_sampler *al = NULL;
+    for (size_t s = 0; s < r->f->plan.n_proc; s++)
+        if (nextok__sampler_kind(r->stages[s]) == NEXTOK__K_ALLOWED) al = r->stages[s];
+    size_t n = 0;
+    const int32_t *ids = al->ops->allowed(al, &n);
+    for (size_t j = 0; j < n; j++)
+        r->work[j] = (struct nextok_token_data){ids[j], nextok__row_get(r->row, r->dt, (size_t)ids[j]), 0.0f};
+    r->out = (struct nextok_token_data_array){r->work, n, -1, false};
+    return true;
+}
+
+/* The plan's steps from the first stage after the processors to the first
+ * route that reduced the set. Returns the stage the chain goes on from, or
+ * NEXTOK__FZ_HANDBACK. */
+static size_t walk(struct nextok__fz_run *r)
+{
+    const struct nextok__fz_plan *pl = &r->f->plan;
+    for (size_t i = pl->n_proc; i < r->n_stages; i++) {
+        const struct nextok__fz_step *st = &pl->steps[i];
+        switch (st->action) {
+        case NEXTOK__FZ_SKIP:
+            continue;
+        case NEXTOK__FZ_TEMP:
+            r->t = st->t;
+            continue;
+        case NEXTOK__FZ_ROUTE: {
+            const size_t next = st->route(r, i);
+            if (next == NEXTOK__FZ_NEXT) continue;
+            return next;
+        }
+        default:
+            return NEXTOK__FZ_HANDBACK;
+        }
+    }
+    /* nothing reduced the set: the plain chain loads the row as fast as
+     * materialising it here would */
+    return NEXTOK__FZ_HANDBACK;
+}
+
+bool nextok__fused_run(struct nextok__fused **fp, const struct nextok__fz_chain *c, const void *row,
+                       enum nextok_dtype dt, struct nextok_token_data_array *out, size_t *tail)
+{
+    struct nextok__fused *f = *fp;
+    if (!f && !(f = *fp = fused_alloc(c->n_vocab))) return false;
+    f->dist.valid = false;
+    if (!f->plan.valid && !nextok__fz_plan_build(&f->plan, c->stages, c->n_stages)) return false;
+    if (!f->plan.fusable) return false;
+    struct nextok__fz_run r = {.f = f, .k = nextok__kernels(), .row = row, .dt = dt,
+                               .V = (size_t)c->n_vocab, .t = 1.0f, .stages = c->stages,
+                               .n_stages = c->n_stages, .step = c->step, .work = c->work};
+    size_t next = 0;
+    if (f->plan.has_allowed) {
+        if (!run_allowed(&r)) return false;
+    } else {
+        if (!nextok__fz_overrides(&r)) return false;
+        r.n_set = r.V - f->ovr.n_removed;
+        f->ovr.tmarked = false;
+        next = r.n_set ? walk(&r) : NEXTOK__FZ_HANDBACK;
+        if (f->ovr.tmarked) nextok__fz_clear_mask(&f->ovr, r.n_touched);
+        f->ovr.tmarked = false;
+        if (next == NEXTOK__FZ_HANDBACK) {
+            f->dist.valid = false;
+            return false;
+        }
+    }
+    *out = r.out;
+    *tail = next;
+    return true;
+}
