@@ -984,6 +984,40 @@ TEST(test_fused_typical)
 
 /* drop_touched (both its merge and its galloping search) against a plain
  * filter: sorted unique ids and touched lists of many sizes and overlaps. */
+/*
+ * Rows whose maximum lies below about -51 (every value in [-60, -48], all
+ * equal to -60, or below -51 only): the one-pass weights carry 2^N with N
+ * near -87, and top-p's and typical's masses scale them by 2^(s - N), which
+ * overflowed a float: every mass became 2^62, their sum wrapped to 0 and
+ * typical's bracket search never returned (top-p cut at a wrong place).
+ * top-p and typical, with and without a temperature and dist, every dtype,
+ * against the plain chain; a hang here is a ctest timeout.
+ */
+TEST(test_fused_mass_low_rows)
+{
+    struct tally tl = {0, 0};
+    static float row[20000];
+    const size_t sizes[] = {256, 4096, 20000};
+    for (size_t si = 0; si < 3; si++)
+        for (int shape = 0; shape < 4; shape++)
+            for (int which = 0; which < 4; which++) {
+                const size_t V = sizes[si];
+                for (size_t i = 0; i < V; i++)
+                    row[i] = shape == 0   ? -60.0f
+                             : shape == 1 ? (float)(-48.0 - 12.0 * unif())
+                             : shape == 2 ? (float)(-52.0 - 8.0 * unif())
+                                          : (float)(-59.0 - 1.0 * unif());
+                const int dt = (int)pick(3);
+                struct nextok_chain *c = chain_of(V);
+                if (which & 2) ADD(c, nextok_sampler_init_temp, 0.8f, NULL);
+                if (which & 1) ADD(c, nextok_sampler_init_typical, 0.3f + 0.6f * (float)unif(), 1, NULL);
+                else ADD(c, nextok_sampler_init_top_p, 0.3f + 0.6f * (float)unif(), NEXTOK_TIES_EXACT, 1, NULL);
+                ADD(c, nextok_sampler_init_dist, 5 + (uint64_t)which, NULL);
+                tally_pair(&tl, c, row, V, dt, "low row V %zu shape %d which %d dt %d", V, shape, which, dt);
+            }
+    tally_all_fused(&tl, "rows below -51");
+}
+
 static void test_fused_drop_touched(void)
 {
     static int32_t ids[4096], ref[4096], touched[1024];
@@ -1034,5 +1068,6 @@ int main(void)
     RUN(test_fused_is_used);
     RUN(test_fused_sigma_straddle);
     RUN(test_fused_drop_touched);
+    RUN(test_fused_mass_low_rows);
     return harness_done();
 }

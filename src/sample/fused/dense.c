@@ -80,46 +80,56 @@ static bool ov_unscaled_ok(const struct nextok__fz_run *r, float lo, float hi)
 }
 
 /*
- * The canonical weights of every candidate into dist.w, up to the exact factor
- * 2^dN, with block sums, running sums and dist.z = Z (times 2^dN).
- * One SIMD pass computes them unscaled (nextok__wref_unscaled) and reports
- * the row's smallest and largest processed values; when those (and the
- * overrides') lie where unscaled weights are the canonical ones times 2^N
- * exactly (nextok__wref_unscaled_ok: the usual case), that pass is the
- * result and the maximum only fixes N. Otherwise the exact maximum and a
- * second pass with the canonical reference. patch: the touched ids get their
- * override's weight (0 when removed) and their blocks are summed again (top-p
- * patches by itself). bmax: fill dist.gmax (for dense_compact). false: a
- * non-finite value is in the row.
+ * The canonical weights of every candidate into dist.w, up to the exact
+ * factor 2^N, with block sums, running sums and dist.z = Z (times 2^N); the
+ * touched ids get their override's weight (0 when removed) and their blocks
+ * are summed again. One SIMD pass computes them unscaled
+ * (nextok__wref_unscaled) and reports the row's smallest and largest
+ * processed values; when those (and the overrides') lie where unscaled
+ * weights are the canonical ones times 2^N exactly
+ * (nextok__wref_unscaled_ok: the usual case), that pass is the result and
+ * the maximum only fixes N. Otherwise the exact maximum and a second pass
+ * with the canonical reference. mass: the weights will become top-p's
+ * masses, floor(w 2^(s - N)) (mass_shift's s): 2^(s - N) must be a float,
+ * which it is not for N below s - 127 (rows whose maximum is below about
+ * -51), so those take the canonical pass. gmax: fill dist.gmax (for
+ * dense_compact). false: a non-finite value is in the row.
  */
-bool nextok__fz_dense_prepare(struct nextok__fz_run *r, bool patch, bool bmax)
+bool nextok__fz_dense_prepare(struct nextok__fz_run *r, bool mass, bool gmax)
 {
     struct nextok__fused *f = r->f;
+    struct nextok__dist *d = &f->dist;
     nextok__fz_mark_touched(r); /* the dense paths test ids against the mask */
     const size_t V = r->V, nb = (V + 63) / 64;
     if (!nextok__fz_dense_reserve(f)) return false;
-    float lo, hi, m;
-    r->k->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, f->dist.w, f->dist.bsum, f->dist.cum, bmax ? f->dist.gmax : NULL, &lo, &hi);
-    if (nextok__wref_unscaled_ok(lo, hi) && ov_unscaled_ok(r, lo, hi)) {
-        if (!isfinite(f->dist.cum[nb - 1])) return false; /* in range, so a NaN */
+    float lo, hi, m = 0.0f;
+    float *gm = gmax ? d->gmax : NULL;
+    r->k->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, d->w, d->bsum, d->cum, gm, &lo, &hi);
+    bool unscaled = nextok__wref_unscaled_ok(lo, hi) && ov_unscaled_ok(r, lo, hi);
+    if (unscaled) {
+        if (!isfinite(d->cum[nb - 1])) return false; /* in range, so a NaN */
         if (!cand_max(r, hi, &m)) return false;
-        f->dist.cref = nextok__wref_of(m);
-        f->dist.ref = nextok__wref_unscaled;
-        f->dist.N = f->dist.cref.n;
-    } else {
-        if (!dense_max(r, &m)) return false;
-        f->dist.cref = f->dist.ref = nextok__wref_of(m);
-        f->dist.N = 0;
-        r->k->weights(r->row, r->dt, V, r->t, &f->dist.ref, f->dist.w, f->dist.bsum, f->dist.cum, bmax ? f->dist.gmax : NULL, &lo, &hi);
+        d->cref = nextok__wref_of(m);
+        unscaled = !mass || (int)nextok__mass_shift(r->n_set) - d->cref.n <= 127;
+    } else if (!dense_max(r, &m)) {
+        return false;
     }
-    f->dist.z = f->dist.cum[nb - 1];
-    f->dist.max = m;
-    f->dist.n = V;
-    if (!patch) return true;
-    for (size_t j = 0; j < r->n_touched; j++) f->dist.w[f->ovr.touched[j]] = 0.0f;
-    for (size_t j = 0; j < f->ovr.n_ov; j++) f->dist.w[f->ovr.ov[j].id] = nextok__expw(fz_P(f->ovr.ov[j].logit, r->t), &f->dist.ref);
+    if (unscaled) {
+        d->ref = nextok__wref_unscaled;
+        d->N = d->cref.n;
+    } else {
+        d->cref = d->ref = nextok__wref_of(m);
+        d->N = 0;
+        r->k->weights(r->row, r->dt, V, r->t, &d->ref, d->w, d->bsum, d->cum, gm, &lo, &hi);
+    }
+    d->z = d->cum[nb - 1];
+    d->max = m;
+    d->n = V;
+    for (size_t j = 0; j < r->n_touched; j++) d->w[f->ovr.touched[j]] = 0.0f;
+    for (size_t j = 0; j < f->ovr.n_ov; j++)
+        d->w[f->ovr.ov[j].id] = nextok__expw(fz_P(f->ovr.ov[j].logit, r->t), &d->ref);
     const size_t dirty = nextok__fz_resum_touched(r);
-    if (dirty < nb) f->dist.z = nextok__wset_cum(f->dist.bsum, dirty, nb, f->dist.cum);
+    if (dirty < nb) d->z = nextok__wset_cum(d->bsum, dirty, nb, d->cum);
     return true;
 }
 

@@ -31,7 +31,7 @@ void nextok__fz_dense_draw(struct nextok__fz_run *r, uint64_t seed)
 size_t nextok__fz_route_dist(struct nextok__fz_run *r, size_t i)
 {
     const uint64_t seed = ((const struct nextok__p_seed *)r->stages[i]->ctx)->seed;
-    if (!nextok__fz_dense_prepare(r, true, false)) return NEXTOK__FZ_HANDBACK;
+    if (!nextok__fz_dense_prepare(r, false, false)) return NEXTOK__FZ_HANDBACK;
     r->f->dist.rule = NEXTOK__DIST_ALL;
     nextok__fz_dense_draw(r, seed);
     return r->n_stages;

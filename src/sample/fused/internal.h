@@ -267,9 +267,10 @@ void nextok__fz_set_out(struct nextok__fz_run *r, size_t n, bool sorted);
 /* The dense set's buffers (allocated on first use). */
 bool nextok__fz_dense_reserve(struct nextok__fused *f);
 /* Every candidate's canonical weight into dist.w (times 2^N), block sums,
- * running sums, Z; patch: the touched ids get their override's weight;
- * gmax: fill dist.gmax. false: a non-finite value is in the row. */
-bool nextok__fz_dense_prepare(struct nextok__fz_run *r, bool patch, bool gmax);
+ * running sums, Z, the touched ids patched; mass: they will become masses
+ * (the scale 2^(s - N) must be a float); gmax: fill dist.gmax. false: a
+ * non-finite value is in the row. */
+bool nextok__fz_dense_prepare(struct nextok__fz_run *r, bool mass, bool gmax);
 /* The next run of 256-id groups whose largest processed value reaches v. */
 bool nextok__fz_active_run(const struct nextok__fz_run *r, float v, size_t *g, size_t *lo,
                            size_t *hi);

@@ -336,7 +336,13 @@ static bool typical(struct nextok__fz_run *r, const struct nextok__p_typical *q,
     size_t n;
     uint64_t target;
     unsigned shift;
-    for (;;) { /* at most three scans: a miss moves the bracket to the side known to hold the cut */
+    /* A miss moves the bracket to the side known to hold the cut, so the
+     * third scan at the latest holds it: the whole key range is [0, klo)
+     * or (khi, max] of the first bracket. A move that would leave no key
+     * (the sums disagree with themselves, which exact integers cannot) hands
+     * the row back rather than loop. */
+    for (int scans = 0;; scans++) {
+        if (scans == 3) return false;
         ts.q_total = ts.q_below = 0;
         ts.n_below = 0;
         n = ty_scan(r, &ts);
@@ -345,9 +351,11 @@ static bool typical(struct nextok__fz_run *r, const struct nextok__p_typical *q,
         shift = ty_shift(ts.khi - ts.klo);
         const uint64_t qin = ty_hist(f, n, ts.klo, shift, ((ts.khi - ts.klo) >> shift) + 1, scale, true);
         if (ts.q_below >= target && ts.n_below >= kmin) { /* the cut is under the bracket */
+            if (ts.klo == 0) return false;
             ts.khi = ts.klo - 1;
             ts.klo = 0;
         } else if (ts.q_below + qin < target || ts.n_below + n < kmin) { /* over it */
+            if (ts.khi == UINT32_MAX) return false;
             ts.klo = ts.khi + 1;
             ts.khi = UINT32_MAX;
         } else {

@@ -11,7 +11,7 @@
 static bool miro2(struct nextok__fz_run *r, struct nextok_sampler *s)
 {
     struct nextok__fused *f = r->f;
-    if (!nextok__fz_dense_prepare(r, true, true)) return false;
+    if (!nextok__fz_dense_prepare(r, false, true)) return false;
     const float mu = ((const struct nextok__p_mirostat *)s->ctx)->mu;
     const double thr = nextok__miro2_threshold(&f->dist.cref, ldexp(f->dist.z, -f->dist.N), mu);
     nextok__fz_dense_compact(r, thr);
