@@ -824,6 +824,49 @@ TEST(test_fused_min_p_dense_readers)
     CHECK(fused == runs && dense == runs);
 }
 
+/*
+ * A temperature between the fused filter and dist (llama.cpp's order:
+ * min-p, temperature, dist; top-p, temperature, dist; typical,
+ * temperature, dist): the filter's cut applies to the values before the
+ * temperature, the draw to those after. Through every reader of the result
+ * (dense_pair: four steps, processed logprobs, sample_n, probs, accept)
+ * against the plain chain; flat rows, where min-p and top-p keep many and
+ * draw from a dense set (a probe confirms it), and peaked ones; touched ids
+ * raised, lowered and banned; every dtype and ties mode.
+ */
+TEST(test_fused_temp_after_filter)
+{
+    static float row[20000];
+    int fused = 0, runs = 0, dense = 0, dense_want = 0;
+    for (int rep = 0; rep < scale() / 4 + 3; rep++)
+        for (int which = 0; which < 3; which++)
+            for (int dt = 0; dt < 3; dt++) {
+                const int rk = pick(2) ? R_FLAT : (int[]){R_PEAKED, R_TIES, R_EQUAL}[pick(3)];
+                struct nextok_chain *c = chain_of(20000);
+                if (pick(2)) add_bias6(c, 20000, 6.0);
+                if (which == 0) ADD(c, nextok_sampler_init_min_p, (float[]){0.01f, 0.05f}[pick(2)], 1, NULL);
+                if (which == 1)
+                    ADD(c, nextok_sampler_init_top_p, (float[]){0.5f, 0.9f}[pick(2)], (enum nextok_ties)pick(2), 1, NULL);
+                if (which == 2) ADD(c, nextok_sampler_init_typical, 0.9f, 1, NULL);
+                ADD(c, nextok_sampler_init_temp, (float[]){0.5f, 0.8f, 1.7f}[pick(3)], NULL);
+                ADD(c, nextok_sampler_init_dist, 31 + (uint64_t)rep, NULL);
+                if (rk == R_FLAT && which < 2) { /* the dense route: a probe on another flat row */
+                    struct nextok_chain *probe = NULL;
+                    CHECK_OK(nextok_chain_clone(c, &probe));
+                    make_row(R_FLAT, 20000, row);
+                    int32_t tok = -1;
+                    CHECK_OK(nextok_chain_sample(probe, row, NEXTOK_DTYPE_F32, &tok));
+                    dense += nextok__chain_dist(probe) != NULL;
+                    dense_want++;
+                    nextok_chain_free(probe);
+                }
+                pair_and_free(c, 20000, rk, dt, &runs, &fused);
+            }
+    printf("  %d filter-temperature-dist chains, %d fused, %d of %d flat probes dense\n", runs, fused, dense,
+           dense_want);
+    CHECK(fused == runs && dense == dense_want && dense_want > 0);
+}
+
 /* top-p first (processors and a temperature before it; a quarter of the
  * chains use Mirostat v2 instead): fuse_top_p's cut (exact masses above
  * estimated thresholds) against top_p.c's sorted walk, densely drawn when dist
@@ -1069,5 +1112,6 @@ int main(void)
     RUN(test_fused_sigma_straddle);
     RUN(test_fused_drop_touched);
     RUN(test_fused_mass_low_rows);
+    RUN(test_fused_temp_after_filter);
     return harness_done();
 }

@@ -13,7 +13,7 @@
 void nextok__fz_dense_draw(struct nextok__fz_run *r, uint64_t seed)
 {
     struct nextok__dist *d = &r->f->dist;
-    d->t = r->t;
+    d->t = r->t * r->t_after; /* one of them is 1 */
     d->cut_t = r->t;
     d->ov = &r->f->ovr;
     d->n_touched = r->n_touched;
@@ -40,7 +40,8 @@ size_t nextok__fz_route_dist(struct nextok__fz_run *r, size_t i)
 /*
  * The end of a dense draw after a cut (top-p's, min-p's), the cut's weights
  * and block sums in dist.w / dist.bsum: the touched ids at 0, or at their
- * override's weight when it survives (keep v > L, or v == L and id <= cut),
+ * override's weight when it survives (keep v > L, or v == L and id <= cut,
+ * v at the cut's temperature r->t; the weight at the draw's, r->t_after),
  * their blocks summed again, Z, the set ended at its last block with a
  * survivor (a walk that rounds past the end picks a survivor), and the
  * canonical walk. all_written: every block of w was written, with its
@@ -61,9 +62,11 @@ void nextok__fz_cut_draw(struct nextok__fz_run *r, float L, int32_t cut, bool al
         }
         d->w[id] = 0.0f;
     }
+    const float t_all = r->t * r->t_after;
     for (size_t j = 0; j < f->ovr.n_ov; j++) {
-        const float x = fz_P(f->ovr.ov[j].logit, r->t);
-        if (fz_cut_keep(x, f->ovr.ov[j].id, L, cut)) d->w[f->ovr.ov[j].id] = nextok__expw(x, &d->ref);
+        const float x = f->ovr.ov[j].logit;
+        if (fz_cut_keep(fz_P(x, r->t), f->ovr.ov[j].id, L, cut))
+            d->w[f->ovr.ov[j].id] = nextok__expw(fz_P(x, t_all), &d->ref);
     }
     /* the running sums: from the first re-summed block when the pass gave them */
     const size_t dirty = nextok__fz_resum_touched(r);

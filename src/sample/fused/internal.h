@@ -61,10 +61,10 @@ struct nextok__fz_step {
     enum nextok__fz_action action;
     nextok__fz_route_fn route;  /* NEXTOK__FZ_ROUTE                        */
     float t;                    /* NEXTOK__FZ_TEMP: the divisor            */
-    /* A dist ends the chain after this stage with at most one monotone
-     * temperature between them (and none before this stage): the stage may
-     * draw densely (index of the chain's end, the dist's seed, and the
-     * temperature applied after the stage's cut, 1 for none). */
+    /* A dist ends the chain after this stage, with at most a monotone
+     * temperature between them and then none before this stage: the stage
+     * may draw from a dense set (the dist's seed, and the temperature
+     * applied after the stage's cut, 1 for none). */
     bool draw_after;
     uint64_t draw_seed;
     float draw_t;
@@ -163,6 +163,8 @@ struct nextok__fz_run {
     size_t V;          /* row length                                          */
     size_t n_set;      /* candidate set size (V - removed)                    */
     float t;           /* temperature divisor applied so far (1 = none)       */
+    float t_after;     /* ... after the reducing stage's cut, before a dense  */
+                       /* draw (1 = none; one of t and t_after is 1)          */
     size_t nc;         /* compacted untouched candidates in cids/cvals        */
     float tau;         /* raw threshold of the compaction                     */
     size_t n_touched;  /* ids touched by processors (touched)          */
@@ -331,8 +333,9 @@ struct nextok__fz_kept {
     int32_t id; /* cut (top-p) or lid (typical) */
 };
 /* The candidates (row values and overrides, processed, in id order) the cut
- * keeps, into r->work; returns the count. */
-size_t nextok__fz_emit_kept(struct nextok__fz_run *r, const struct nextok__fz_kept *k);
+ * keeps, into r->work; returns the count. by_groups: a top-p cut with
+ * dist.gmax filled, whose groups below L are skipped. */
+size_t nextok__fz_emit_kept(struct nextok__fz_run *r, const struct nextok__fz_kept *k, bool by_groups);
 
 /* ---- draw.c -------------------------------------------------------------- */
 

@@ -195,32 +195,67 @@ static size_t tp_refine_all(struct nextok__fused *f, size_t n, uint64_t target, 
     }
 }
 
-/* The candidates (row values and overrides, processed, in id order) that
- * the cut keeps, into r->work; returns the count. One pass over the row,
- * 64 values at a time; the cut's kind is the same for every value, so its
- * branch always predicts. */
-size_t nextok__fz_emit_kept(struct nextok__fz_run *r, const struct nextok__fz_kept *k)
+/* Whether the cut keeps candidate id of processed value x. */
+static inline bool kept(const struct nextok__fz_kept *k, float x, int32_t id)
 {
-    const struct nextok__fused *f = r->f;
-    size_t n = 0, o = 0;
+    return k->typical ? fz_typ_keep(x, id, k->center, k->ls, k->lv, k->id) : fz_cut_keep(x, id, k->L, k->id);
+}
+
+/* The kept candidates of ids [lo, hi) (lo a multiple of 64) appended at n:
+ * 64 values at a time; the cut's kind is the same for every value, so its
+ * branch always predicts. *o: the first override not yet passed. */
+static size_t emit_range(struct nextok__fz_run *r, const struct nextok__fz_kept *k, size_t lo, size_t hi,
+                         size_t *o, size_t n)
+{
+    const struct nextok__fz_ov *ov = &r->f->ovr;
     float vb[64];
-    for (size_t b = 0; b < r->V; b += 64) {
-        const size_t len = r->V - b < 64 ? r->V - b : 64;
+    for (size_t b = lo; b < hi; b += 64) {
+        const size_t len = hi - b < 64 ? hi - b : 64;
         const float *v = fz_vals(r, b, len, vb);
         for (size_t i = 0; i < len; i++) {
             const int32_t id = (int32_t)(b + i);
             float x = v[i];
-            if (f->ovr.tmask[id]) {
-                while (o < f->ovr.n_ov && f->ovr.ov[o].id < id) o++;
-                if (o == f->ovr.n_ov || f->ovr.ov[o].id != id) continue;
-                x = fz_P(f->ovr.ov[o].logit, r->t);
+            if (ov->tmask[id]) {
+                while (*o < ov->n_ov && ov->ov[*o].id < id) ++*o;
+                if (*o == ov->n_ov || ov->ov[*o].id != id) continue;
+                x = fz_P(ov->ov[*o].logit, r->t);
             }
-            const bool keep = k->typical ? fz_typ_keep(x, id, k->center, k->ls, k->lv, k->id)
-                                         : fz_cut_keep(x, id, k->L, k->id);
-            if (keep) r->work[n++] = (struct nextok_token_data){id, x, 0.0f};
+            if (kept(k, x, id)) r->work[n++] = (struct nextok_token_data){id, x, 0.0f};
         }
     }
     return n;
+}
+
+/* The overrides of ids in [lo, hi) that the cut keeps, appended at n (in
+ * the groups the row's maxima rule out, only an override can survive; those
+ * below lo were emitted with their range). */
+static size_t emit_overrides(struct nextok__fz_run *r, const struct nextok__fz_kept *k, size_t lo,
+                             size_t hi, size_t *o, size_t n)
+{
+    const struct nextok__fz_ov *ov = &r->f->ovr;
+    while (*o < ov->n_ov && (size_t)ov->ov[*o].id < lo) ++*o;
+    for (; *o < ov->n_ov && (size_t)ov->ov[*o].id < hi; ++*o) {
+        const float x = fz_P(ov->ov[*o].logit, r->t);
+        if (kept(k, x, ov->ov[*o].id)) r->work[n++] = (struct nextok_token_data){ov->ov[*o].id, x, 0.0f};
+    }
+    return n;
+}
+
+/* The candidates (row values and overrides, processed, in id order) that
+ * the cut keeps, into r->work; returns the count. A top-p cut after
+ * dense_prepare with group maxima (by_groups) reads only the 256-id groups
+ * whose maximum reaches L: on peaked rows, a few. */
+size_t nextok__fz_emit_kept(struct nextok__fz_run *r, const struct nextok__fz_kept *k, bool by_groups)
+{
+    size_t o = 0;
+    if (!by_groups) return emit_range(r, k, 0, r->V, &o, 0);
+    size_t n = 0, g = 0, lo, hi, done = 0;
+    while (nextok__fz_active_run(r, k->L, &g, &lo, &hi)) {
+        n = emit_overrides(r, k, done, lo, &o, n);
+        n = emit_range(r, k, lo, hi, &o, n);
+        done = hi;
+    }
+    return emit_overrides(r, k, done, r->V, &o, n);
 }
 
 #define TP_NARROW_MIN 256 /* fewer gathered candidates: straight to the buckets */
@@ -270,7 +305,9 @@ static size_t tp_narrow(struct nextok__fused *f, size_t n, const struct nextok__
 
 /* The gathered candidates of the crossing's interval (n >= 1; `above` /
  * `n_above`: the mass and count over it) refined to the value L, and the
- * walk through L's candidates (ids ascending, equal masses). */
+ * walk through L's candidates (ids ascending, equal masses). A cut that
+ * keeps every id of L is INT32_MAX (the same set), so only a cut that
+ * really splits L's ids needs a pass that tests ids. */
 void nextok__fz_mass_finish(struct nextok__fused *f, size_t n, const struct nextok__fz_interval *iv,
                       uint64_t target, uint64_t above, size_t n_above, bool keep_ties, float *L,
                       int32_t *cut, size_t *n_keep)
@@ -283,7 +320,7 @@ void nextok__fz_mass_finish(struct nextok__fused *f, size_t n, const struct next
     if (!keep_ties) {
         size_t j = 0;
         while (above + f->cq[j] < target) above += f->cq[j++];
-        *cut = f->cids[j];
+        *cut = j + 1 < n ? f->cids[j] : INT32_MAX;
         *n_keep = n_above + j + 1;
     }
 }

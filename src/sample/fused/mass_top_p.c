@@ -252,7 +252,9 @@ static bool tp_heavy_cross(struct nextok__fz_run *r, float p, float scale, bool 
         }
         if (above >= t_lo) return false; /* a target in the interval crosses earlier */
         *L = f->cvals[at];
-        *cut = keep_ties ? INT32_MAX : f->cids[at];
+        /* INT32_MAX when the cut keeps every id of L (as mass_finish) */
+        const bool split = j + 1 < n && f->cvals[(uint32_t)f->cq[j + 1]] == *L;
+        *cut = keep_ties || !split ? INT32_MAX : f->cids[at];
         size_t e = j + 1; /* keep-ties: every candidate of the value L */
         while (keep_ties && e < n && f->cvals[(uint32_t)f->cq[e]] == *L) e++;
         *n_keep = e;
@@ -278,7 +280,7 @@ static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t
 /* Survivors in sorted order into r->work (the chain's top-p output). */
 static void tp_emit(struct nextok__fz_run *r, float L, int32_t cut)
 {
-    nextok__fz_set_out(r, nextok__fz_emit_kept(r, &(struct nextok__fz_kept){.L = L, .id = cut}), true);
+    nextok__fz_set_out(r, nextok__fz_emit_kept(r, &(struct nextok__fz_kept){.L = L, .id = cut}, true), true);
 }
 
 /* dist right after the cut: the dense weights with every non-survivor at 0
@@ -304,6 +306,38 @@ static void tp_dense_draw(struct nextok__fz_run *r, float L,
     }
     for (size_t b = (done + 63) / 64; b < nb; b++) f->dist.bsum[b] = 0.0; /* hi == V may end mid-block */
     nextok__fz_cut_draw(r, L, cut, false, seed);
+}
+
+/* At most 1 in 64 of the row's sampled values reach L (r->t is 1 here). */
+static bool few_survivors(const struct nextok__fz_run *r, float L)
+{
+    if (r->V <= NEXTOK__FZ_SAMPLE_N) return true;
+    const float *sm = nextok__fz_load_sample(r);
+    size_t n = 0;
+    for (size_t i = 0; i < NEXTOK__FZ_SAMPLE_N; i++) n += sm[i] >= L;
+    return n * 64 <= NEXTOK__FZ_SAMPLE_N;
+}
+
+/*
+ * dist after a temperature that follows the cut (llama.cpp's order: top-p,
+ * temperature, dist; no temperature before top-p, so the cut's values are
+ * the raw ones): the survivors' weights at their final values, x / t_after,
+ * from one weights_ge pass keeping x >= L (every id of value L); when the
+ * cut keeps only some of L's ids (exact ties), cut_weights zeroes the
+ * others and sums the blocks again. Then the walk, as tp_dense_draw.
+ */
+static void tp_dense_draw_after(struct nextok__fz_run *r, float L, int32_t cut, uint64_t seed)
+{
+    struct nextok__dist *d = &r->f->dist;
+    const float m = fz_P(d->max, r->t_after), lo = fz_P(L, r->t_after);
+    const bool un = nextok__wref_unscaled_ok(lo, m);
+    d->cref = nextok__wref_of(m);
+    d->ref = un ? nextok__wref_unscaled : d->cref;
+    d->N = un ? d->cref.n : 0;
+    d->max = m;
+    r->k->weights_ge(r->row, r->dt, r->V, r->t_after, &d->ref, L, d->w, d->bsum, d->cum);
+    if (cut != INT32_MAX) r->k->cut_weights(r->row, r->dt, r->V, nextafterf(L, INFINITY), L, cut, d->w, d->bsum);
+    nextok__fz_cut_draw(r, L, cut, cut == INT32_MAX, seed);
 }
 
 static void tp_full_cross(struct nextok__fz_run *r, const struct nextok__p_top_p *q, float scale, size_t mk,
@@ -371,11 +405,16 @@ static bool top_p(struct nextok__fz_run *r, const struct nextok__p_top_p *q,
     if (n_keep < mk) {
         return nextok__fz_top_k(r, mk < r->n_set ? mk : r->n_set, q->ties == NEXTOK_TIES_KEEP);
     }
-    if (!dist_seed) {
+    /* with a temperature between the cut and dist, few survivors (peaked
+     * rows: 8 or fewer of the 512 sampled values) are cheaper listed for the
+     * chain's tail than weighed again over the whole row (n_keep counts
+     * only L's ids when min_keep is 1) */
+    if (!dist_seed || (r->t_after != 1.0f && few_survivors(r, L))) {
         tp_emit(r, L, cut);
         return true;
     }
-    tp_dense_draw(r, L, cut, *dist_seed);
+    if (r->t_after != 1.0f) tp_dense_draw_after(r, L, cut, *dist_seed);
+    else tp_dense_draw(r, L, cut, *dist_seed);
     *drawn = true;
     return true;
 }
@@ -411,6 +450,7 @@ size_t nextok__fz_route_top_p(struct nextok__fz_run *r, size_t i)
     const struct nextok__p_top_p *q = r->stages[i]->ctx;
     if (r->n_set <= 1) return NEXTOK__FZ_NEXT;
     const struct nextok__fz_step *st = &r->f->plan.steps[i];
+    r->t_after = st->draw_after ? st->draw_t : 1.0f;
     bool drawn = false;
     if (!top_p(r, q, st->draw_after ? &st->draw_seed : NULL, &drawn)) return NEXTOK__FZ_HANDBACK;
     return drawn ? r->n_stages : i + 1;

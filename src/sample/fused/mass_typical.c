@@ -285,7 +285,7 @@ static void ty_emit(struct nextok__fz_run *r, float center, float ls, float lv,
                     int32_t lid)
 {
     const struct nextok__fz_kept k = {.typical = true, .center = center, .ls = ls, .lv = lv, .id = lid};
-    r->out = (struct nextok_token_data_array){r->work, nextok__fz_emit_kept(r, &k), -1, false};
+    r->out = (struct nextok_token_data_array){r->work, nextok__fz_emit_kept(r, &k, false), -1, false};
 }
 
 /* dist right after the cut: the dense weights with every non-survivor at 0,
@@ -401,7 +401,11 @@ size_t nextok__fz_route_typical(struct nextok__fz_run *r, size_t i)
     const struct nextok__p_typical *q = r->stages[i]->ctx;
     if (r->n_set <= 1 || q->min_keep >= r->n_set) return NEXTOK__FZ_NEXT; /* keeps everything */
     const struct nextok__fz_step *st = &r->f->plan.steps[i];
+    /* a dense draw right after the cut only: with a temperature between,
+     * the survivors' weights would need a second weights pass at it, and
+     * the chain's tail (the temperature and dist on the survivors) runs */
+    const bool dense = st->draw_after && st->draw_t == 1.0f;
     bool drawn = false;
-    if (!typical(r, q, st->draw_after ? &st->draw_seed : NULL, &drawn)) return NEXTOK__FZ_HANDBACK;
+    if (!typical(r, q, dense ? &st->draw_seed : NULL, &drawn)) return NEXTOK__FZ_HANDBACK;
     return drawn ? r->n_stages : i + 1;
 }

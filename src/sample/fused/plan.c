@@ -61,11 +61,27 @@ static const struct route *route_of(const struct nextok_sampler *s)
     return &routes[nextok__sampler_kind(s)];
 }
 
-/* The dist that ends the chain right after stage i, if any (its seed). */
-static bool dist_ends_after(struct nextok_sampler *const *st, size_t n, size_t i, uint64_t *seed)
+/* A plain temperature t > 0 (monotone in the row alone), or 0. */
+static float plain_temp(const struct nextok_sampler *s)
 {
-    if (i + 2 != n || nextok__sampler_kind(st[i + 1]) != NEXTOK__K_DIST) return false;
-    *seed = ((const struct nextok__p_seed *)st[i + 1]->ctx)->seed;
+    const enum nextok__kind k = nextok__sampler_kind(s);
+    if (k != NEXTOK__K_TEMP && !(k == NEXTOK__K_TEMP_EXT && temp_ext_plain(s->ctx))) return 0.0f;
+    const float t = *(const float *)s->ctx;
+    return t > 0.0f ? t : 0.0f;
+}
+
+/* Whether a dist ends the chain after stage i with at most a plain
+ * temperature between them (*t, 1 for none), which is allowed only when no
+ * temperature came before stage i (have_t): the values' one map. *seed: the
+ * dist's. */
+static bool draw_after(struct nextok_sampler *const *st, size_t n, size_t i, bool have_t,
+                       uint64_t *seed, float *t)
+{
+    size_t j = i + 1;
+    *t = 1.0f;
+    if (j + 1 < n && !have_t && plain_temp(st[j]) > 0.0f) *t = plain_temp(st[j++]);
+    if (j + 1 != n || nextok__sampler_kind(st[j]) != NEXTOK__K_DIST) return false;
+    *seed = ((const struct nextok__p_seed *)st[j]->ctx)->seed;
     return true;
 }
 
@@ -102,7 +118,7 @@ static struct nextok__fz_step plan_step(struct nextok_sampler *const *st, size_t
     }
     s.action = NEXTOK__FZ_ROUTE;
     s.route = rt->run;
-    s.draw_after = dist_ends_after(st, n, i, &s.draw_seed);
+    s.draw_after = draw_after(st, n, i, *have_t, &s.draw_seed, &s.draw_t);
     /* the walk goes past a route only when it changed nothing on the row
      * (NEXTOK__FZ_NEXT), so the stages after it are planned on */
     return s;

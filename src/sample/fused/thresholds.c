@@ -85,15 +85,18 @@ static bool minp_dense_draw(struct nextok__fz_run *r, float thf, float tau, uint
 {
     struct nextok__fused *f = r->f;
     if (!nextok__fz_dense_reserve(f)) return false; /* nothing here tests ids against tmask */
-    const float m = nextok__fz_processed_max(r);
-    /* the survivors' values lie in [thf, m], so unscaled weights are the
+    /* the final values: after the temperature before min-p or the one
+     * between it and dist (r->t_after; one of the two is 1) */
+    const float t_all = r->t * r->t_after;
+    const float m = fz_P(nextok__fz_processed_max(r), r->t_after), lo = fz_P(thf, r->t_after);
+    /* the survivors' values lie in [lo, m], so unscaled weights are the
      * canonical ones times 2^N exactly when that range allows (dense_prepare) */
-    const bool un = nextok__wref_unscaled_ok(thf, m);
+    const bool un = nextok__wref_unscaled_ok(lo, m);
     f->dist.cref = nextok__wref_of(m);
     f->dist.ref = un ? nextok__wref_unscaled : f->dist.cref;
     f->dist.N = un ? f->dist.cref.n : 0;
     f->dist.max = m;
-    r->k->weights_ge(r->row, r->dt, r->V, r->t, &f->dist.ref, tau, f->dist.w, f->dist.bsum, f->dist.cum);
+    r->k->weights_ge(r->row, r->dt, r->V, t_all, &f->dist.ref, tau, f->dist.w, f->dist.bsum, f->dist.cum);
     nextok__fz_cut_draw(r, thf, INT32_MAX, true, seed);
     return true;
 }
@@ -382,11 +385,12 @@ static bool sigma(struct nextok__fz_run *r, const struct nextok__p_sigma *p,
 
 /* ---- routes ----------------------------------------------------------------- */
 
-/* Whether the plan found a dist ending the chain right after stage i (its
- * seed then). */
-static const uint64_t *draw_seed(const struct nextok__fz_run *r, size_t i)
+/* Whether the plan found a dist ending the chain after stage i (its seed
+ * then; r->t_after: the temperature between them). */
+static const uint64_t *draw_seed(struct nextok__fz_run *r, size_t i)
 {
     const struct nextok__fz_step *st = &r->f->plan.steps[i];
+    r->t_after = st->draw_after ? st->draw_t : 1.0f;
     return st->draw_after ? &st->draw_seed : NULL;
 }
 
