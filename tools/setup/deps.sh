@@ -150,20 +150,30 @@ if [ "$check_only" = 1 ]; then
         "${sudo:+sudo }apt-get update && ${sudo:+sudo }$install"
 fi
 
+# apt's own output (hundreds of lines on a fresh machine) goes to a log that is shown
+# only when something fails.
+log=$(mktemp "${TMPDIR:-/tmp}/nextok-deps.XXXXXX") || log=/dev/null
 say "installing$([ -n "$sudo" ] && echo ' (through sudo)'): $missing"
+say "(apt-get update, then apt-get install; its output goes to $log)"
 # env, not sudo's VAR=value: sudo refuses to set variables its policy does not list.
 # The lock timeout waits out an apt run that is already going (a fresh machine's
 # unattended upgrades) instead of failing on it.
 run_apt() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 "$@"; }
-run_apt update -qq || say "apt-get update failed; trying the install with the package lists as they are"
-run_apt install -q -y --no-install-recommends $missing ||
-    stop "apt-get could not install them (its message is above)." \
+run_apt update -qq >"$log" 2>&1 ||
+    say "apt-get update failed; trying the install with the package lists as they are"
+if ! run_apt install -q -y --no-install-recommends $missing >>"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    stop "apt-get could not install them (the end of its output is above, all of it in $log)." \
         "${sudo:+sudo }apt-get update && ${sudo:+sudo }$install"
+fi
+count=$(sed -n 's/^[0-9]* upgraded, \([0-9]*\) newly installed.*/\1/p' "$log")
+[ "$log" = /dev/null ] || rm -f "$log"
 
+wanted=$missing
 find_missing "$@"
 if [ -n "$missing" ]; then
     printf '%s' "$lacks" >&2
     say "still missing after the install: $missing (see tools/setup/packages.txt)"
     exit 1
 fi
-say "build dependencies installed"
+say "installed: $wanted (${count:-?} new packages with what they need)"
