@@ -159,10 +159,19 @@ say "(apt-get update, then apt-get install; its output goes to $log)"
 # The lock timeout waits out an apt run that is already going (a fresh machine's
 # unattended upgrades) instead of failing on it.
 run_apt() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 "$@"; }
-run_apt update -qq >"$log" 2>&1 ||
+# No retries for the update: offline, it is what fails first, and it should fail fast.
+# When it could not reach a mirror the install gets no retries either (offline it then
+# stops within seconds); it is still tried, since the mirror it could not reach may be
+# a third-party source that the packages do not come from.
+retries=
+run_apt -o Acquire::Retries=0 update -qq >"$log" 2>&1 ||
     say "apt-get update failed; trying the install with the package lists as they are"
-if ! run_apt install -q -y --no-install-recommends $missing >>"$log" 2>&1; then
-    tail -n 20 "$log" >&2
+if grep -q -e 'Temporary failure resolving' -e 'Could not resolve' -e 'Could not connect' \
+    -e 'Network is unreachable' "$log"; then
+    retries="-o Acquire::Retries=0"
+fi
+if ! run_apt $retries install -q -y --no-install-recommends $missing >>"$log" 2>&1; then
+    tail -n 5 "$log" >&2
     stop "apt-get could not install them (the end of its output is above, all of it in $log)." \
         "${sudo:+sudo }apt-get update && ${sudo:+sudo }$install"
 fi
