@@ -4,14 +4,35 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all build run test test-asan test-tsan install clean bench
+.PHONY: all build run test test-asan test-tsan install clean bench deps check-deps
 
 all: build
 
-$(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
+# Build dependencies: tools/setup/deps.sh installs what is missing on Debian and Ubuntu
+# (apt-get, through sudo when not root) or stops with the command to run; the package
+# list is tools/setup/packages.txt. NEXTOK_NO_INSTALL=1 only checks. Every build checks
+# first (a few `command -v` and pkg-config calls, no apt when nothing is missing); the
+# test targets also need what the tests use (python3).
+DEPS_SH = sh tools/setup/deps.sh --cache $(DEPS_CACHE)
+DEPS_FOR = build
+DEPS_CACHE = $(BUILD)/CMakeCache.txt
+test test-asan test-tsan: DEPS_FOR = test
+test-asan: DEPS_CACHE = build-asan/CMakeCache.txt
+test-tsan: DEPS_CACHE = build-tsan/CMakeCache.txt
 
-build: $(BUILD)/CMakeCache.txt
+deps:
+	@$(DEPS_SH) --for test -- $(CMAKE_FLAGS)
+
+check-deps:
+	@$(DEPS_SH) --quiet --for $(DEPS_FOR) -- $(CMAKE_FLAGS)
+
+# A failed first configure leaves a cache behind; remove it so the next make configures
+# again instead of building from a half-made tree.
+$(BUILD)/CMakeCache.txt: | check-deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) \
+	    || { rm -f $@; exit 1; }
+
+build: check-deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
@@ -20,12 +41,12 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test-asan:
+test-asan: check-deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNEXTOK_SANITIZE=ON $(CMAKE_FLAGS)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
-test-tsan:
+test-tsan: check-deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTOK_TSAN=ON $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && ctest --output-on-failure -j $(JOBS) -R 'thread|batch|pool'
