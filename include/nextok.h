@@ -388,6 +388,31 @@ NEXTOK_API nextok_status nextok_sampler_init_mirostat(struct nextok_sampler **ou
         struct nextok_error *err);
 NEXTOK_API nextok_status nextok_sampler_init_mirostat_v2(struct nextok_sampler **out,
         uint64_t seed, float tau, float eta, struct nextok_error *err);
+/* --- token bitmask (constrained decoding with an external grammar engine) --
+ *
+ * The allowed tokens of one step as bits, in the layout XGrammar,
+ * llguidance and vLLM use: int32 words, token i allowed iff bit i % 32
+ * (least significant first) of word i / 32 is set; NEXTOK_BITMASK_WORDS(V)
+ * words per row. It means what nextok_sampler_init_allowed with those ids
+ * means (every other token removed; none left: NEXTOK_ERR_NO_CANDIDATES);
+ * bits of ids >= n_vocab are ignored. It is a processor: put it with the
+ * others, before filters (nextok_sampling_params.token_bitmask does).
+ *
+ * The words are borrowed, not copied: set them before each step's sample,
+ * keep them valid and unchanged until the chain accepts a token (which
+ * forgets them), resets, or gets new ones. Sampling a step whose mask was
+ * not set fails with NEXTOK_ERR_STATE: a forgotten mask never becomes an
+ * unconstrained sample. The fused path applies the mask inside its passes.
+ */
+#define NEXTOK_BITMASK_WORDS(n_vocab) (((size_t)(n_vocab) + 31) / 32)
+NEXTOK_API nextok_status nextok_sampler_init_token_bitmask(struct nextok_sampler **out,
+        int32_t n_vocab, struct nextok_error *err);
+/* Set this step's mask on a token-bitmask sampler. NEXTOK_ERR_INVALID_ARG
+ * for another sampler, NULL words, or fewer than NEXTOK_BITMASK_WORDS(n_vocab)
+ * words (more are ignored). */
+NEXTOK_API nextok_status nextok_sampler_set_token_bitmask(struct nextok_sampler *s,
+        const int32_t *words, size_t n_words);
+
 /* Mirostat's current mu (for inspection/tests); NaN for other samplers. */
 NEXTOK_API float nextok_sampler_mirostat_mu(const struct nextok_sampler *s);
 
@@ -458,6 +483,11 @@ typedef void (*nextok_stage_fn)(size_t i, const char *name,
                                 const struct nextok_token_data_array *cur, void *user);
 NEXTOK_API void nextok_chain_set_observer(struct nextok_chain *c, nextok_stage_fn fn,
                                           void *user);
+
+/* Set this step's token bitmask on every token-bitmask stage of c (see
+ * nextok_sampler_init_token_bitmask). NEXTOK_ERR_STATE if c has none. */
+NEXTOK_API nextok_status nextok_chain_set_token_bitmask(struct nextok_chain *c,
+        const int32_t *words, size_t n_words);
 
 /* True if the last sample/probs call on c ran the fused path. */
 NEXTOK_API bool nextok_chain_last_fused(const struct nextok_chain *c);
@@ -570,6 +600,11 @@ struct nextok_sampling_params {
     const char *samplers;
 
     enum nextok_nan_policy nan_policy;
+
+    /* Add a token-bitmask stage (first among the processors); its mask is
+     * set per step: nextok_chain_set_token_bitmask, nextok_batch_sample_bitmask,
+     * nextok_session_set_token_bitmask. */
+    bool     token_bitmask;
 };
 
 NEXTOK_API struct nextok_sampling_params nextok_sampling_default_params(enum nextok_profile p);
@@ -644,6 +679,17 @@ NEXTOK_API nextok_status nextok_batch_sample(struct nextok_threadpool *pool,
  */
 NEXTOK_API nextok_status nextok_chain_sample_n(struct nextok_chain *c, const void *logits,
         enum nextok_dtype dtype, size_t n, int32_t *tokens);
+
+/* nextok_batch_sample with a token bitmask per row: row r's mask is the
+ * mask_stride words at bitmask + r * mask_stride (a [B, ceil(V / 32)] int32
+ * array, as XGrammar and vLLM fill it), set on chains[r] as
+ * nextok_chain_set_token_bitmask does (each chain needs a token-bitmask
+ * stage; mask_stride >= NEXTOK_BITMASK_WORDS of its n_vocab). A row whose
+ * mask cannot be set fails alone (its status, token -1). */
+NEXTOK_API nextok_status nextok_batch_sample_bitmask(struct nextok_threadpool *pool,
+        struct nextok_chain *const *chains, const void *logits, enum nextok_dtype dtype,
+        size_t n_rows, size_t row_stride, const int32_t *bitmask, size_t mask_stride,
+        int32_t *tokens, nextok_status *row_status);
 
 /* nextok_chain_sample_n for B rows, n tokens per row (tokens[r * n + j]). */
 NEXTOK_API nextok_status nextok_batch_sample_n(struct nextok_threadpool *pool,
@@ -1157,6 +1203,10 @@ NEXTOK_API const char *nextok_session_errmsg(const struct nextok_session *s);
  * before the first step (NEXTOK_ERR_STATE after). */
 NEXTOK_API nextok_status nextok_session_set_prompt(struct nextok_session *s, const int32_t *ids,
                                                    size_t n);
+/* This step's token bitmask (the sampling params need token_bitmask):
+ * nextok_chain_set_token_bitmask on the session's chain. */
+NEXTOK_API nextok_status nextok_session_set_token_bitmask(struct nextok_session *s,
+        const int32_t *words, size_t n_words);
 /* Sample from a row of n_vocab logits, accept, decode, check the stop rules. */
 NEXTOK_API nextok_status nextok_session_step(struct nextok_session *s, const void *logits,
         enum nextok_dtype dtype, struct nextok_step_result *res);

@@ -95,14 +95,18 @@ struct batch_job {
     int32_t *tokens;
     nextok_status *status;
     size_t n_rows;
-    atomic_size_t next; /* the next unclaimed row */
+    const int32_t *mask; /* NULL, or a token bitmask per row */
+    size_t mask_stride;  /* words                          */
+    atomic_size_t next;  /* the next unclaimed row         */
 };
 
 static void batch_row(const struct batch_job *j, size_t r)
 {
     int32_t *out = j->tokens + r * j->n;
-    nextok_status rc = nextok_chain_sample_n(j->chains[r], j->logits + r * j->stride_bytes,
-                                             j->dtype, j->n, out);
+    struct nextok_chain *c = j->chains[r];
+    nextok_status rc = NEXTOK_OK;
+    if (j->mask) rc = nextok_chain_set_token_bitmask(c, j->mask + r * j->mask_stride, j->mask_stride);
+    if (rc == NEXTOK_OK) rc = nextok_chain_sample_n(c, j->logits + r * j->stride_bytes, j->dtype, j->n, out);
     if (rc != NEXTOK_OK)
         for (size_t i = 0; i < j->n; i++) out[i] = -1;
     j->status[r] = rc;
@@ -158,6 +162,30 @@ static nextok_status batch_check(struct nextok_chain *const *chains, const void 
     return NEXTOK_OK;
 }
 
+/* Every row of job on the pool; the first failed row's status (or OK). */
+static nextok_status batch_rows(struct nextok_threadpool *pool, struct batch_job *job)
+{
+    nextok_status first = NEXTOK_OK;
+    if (job->status) {
+        batch_run(pool, job);
+        for (size_t r = 0; r < job->n_rows && first == NEXTOK_OK; r++) first = job->status[r];
+        return first;
+    }
+    /* no status array: chunks of 64 rows with a local one (every row still runs) */
+    nextok_status local[64];
+    for (size_t r0 = 0; r0 < job->n_rows; r0 += 64) {
+        const size_t m = job->n_rows - r0 < 64 ? job->n_rows - r0 : 64;
+        struct batch_job sub = {.chains = job->chains + r0, .logits = job->logits + r0 * job->stride_bytes,
+                                .dtype = job->dtype, .stride_bytes = job->stride_bytes, .n = job->n,
+                                .tokens = job->tokens + r0 * job->n, .status = local, .n_rows = m,
+                                .mask = job->mask ? job->mask + r0 * job->mask_stride : NULL,
+                                .mask_stride = job->mask_stride};
+        batch_run(pool, &sub);
+        for (size_t r = 0; r < m && first == NEXTOK_OK; r++) first = local[r];
+    }
+    return first;
+}
+
 nextok_status nextok_batch_sample_n(struct nextok_threadpool *pool,
                                     struct nextok_chain *const *chains, const void *logits,
                                     enum nextok_dtype dtype, size_t n_rows, size_t row_stride,
@@ -165,26 +193,10 @@ nextok_status nextok_batch_sample_n(struct nextok_threadpool *pool,
 {
     NEXTOK_FORWARD(batch_check(chains, logits, dtype, n_rows, row_stride, tokens));
     if (n_rows == 0) return NEXTOK_OK;
-    nextok_status local[64];
     struct batch_job job = {.chains = chains, .logits = logits, .dtype = dtype,
                             .stride_bytes = row_stride * nextok_dtype_size(dtype), .n = n,
                             .tokens = tokens, .status = row_status, .n_rows = n_rows};
-    nextok_status first = NEXTOK_OK;
-    if (row_status) {
-        batch_run(pool, &job);
-        for (size_t r = 0; r < n_rows && first == NEXTOK_OK; r++) first = row_status[r];
-        return first;
-    }
-    /* no status array: chunks of 64 rows with a local one (every row still runs) */
-    for (size_t r0 = 0; r0 < n_rows; r0 += 64) {
-        const size_t m = n_rows - r0 < 64 ? n_rows - r0 : 64;
-        struct batch_job sub = {.chains = chains + r0, .logits = job.logits + r0 * job.stride_bytes,
-                                .dtype = dtype, .stride_bytes = job.stride_bytes, .n = n,
-                                .tokens = tokens + r0 * n, .status = local, .n_rows = m};
-        batch_run(pool, &sub);
-        for (size_t r = 0; r < m && first == NEXTOK_OK; r++) first = local[r];
-    }
-    return first;
+    return batch_rows(pool, &job);
 }
 
 nextok_status nextok_batch_sample(struct nextok_threadpool *pool, struct nextok_chain *const *chains,
@@ -193,4 +205,22 @@ nextok_status nextok_batch_sample(struct nextok_threadpool *pool, struct nextok_
 {
     return nextok_batch_sample_n(pool, chains, logits, dtype, n_rows, row_stride, 1, tokens,
                                  row_status);
+}
+
+nextok_status nextok_batch_sample_bitmask(struct nextok_threadpool *pool,
+                                          struct nextok_chain *const *chains, const void *logits,
+                                          enum nextok_dtype dtype, size_t n_rows, size_t row_stride,
+                                          const int32_t *bitmask, size_t mask_stride, int32_t *tokens,
+                                          nextok_status *row_status)
+{
+    NEXTOK_FORWARD(batch_check(chains, logits, dtype, n_rows, row_stride, tokens));
+    if (n_rows == 0) return NEXTOK_OK;
+    if (!bitmask) return NEXTOK_ERR_INVALID_ARG;
+    /* each row's mask is set by the thread that samples it: a row whose
+     * mask cannot be set fails alone, with its own status */
+    struct batch_job job = {.chains = chains, .logits = logits, .dtype = dtype,
+                            .stride_bytes = row_stride * nextok_dtype_size(dtype), .n = 1,
+                            .tokens = tokens, .status = row_status, .n_rows = n_rows,
+                            .mask = bitmask, .mask_stride = mask_stride};
+    return batch_rows(pool, &job);
 }

@@ -14,9 +14,9 @@
 #include <float.h>
 
 /* What the fused path calls on them (builtin.h). */
-static const struct nextok__stage_ops ops_bias = {nextok__bias_touched, NULL, NULL};
-static const struct nextok__stage_ops ops_allowed = {NULL, nextok__allowed_ids, NULL};
-static const struct nextok__stage_ops ops_banned = {nextok__banned_touched, NULL, NULL};
+static const struct nextok__stage_ops ops_bias = {nextok__bias_touched, NULL, NULL, NULL};
+static const struct nextok__stage_ops ops_allowed = {NULL, nextok__allowed_ids, NULL, NULL};
+static const struct nextok__stage_ops ops_banned = {nextok__banned_touched, NULL, NULL, NULL};
 
 /* Sorted unique ids, their biases (logit bias only) and a hash index. */
 struct idlist {

@@ -38,6 +38,7 @@ enum nextok__kind {
     NEXTOK__K_GUMBEL,
     NEXTOK__K_MIROSTAT,
     NEXTOK__K_MIROSTAT_V2,
+    NEXTOK__K_TOKEN_BITMASK,
     NEXTOK__K_COUNT
 };
 
@@ -48,7 +49,7 @@ extern const struct nextok_sampler_i nextok__iface_logit_bias, nextok__iface_all
     nextok__iface_temp_ext, nextok__iface_top_k, nextok__iface_top_p, nextok__iface_min_p,
     nextok__iface_typical, nextok__iface_top_n_sigma, nextok__iface_xtc, nextok__iface_epsilon,
     nextok__iface_eta, nextok__iface_greedy, nextok__iface_dist, nextok__iface_gumbel,
-    nextok__iface_mirostat, nextok__iface_mirostat_v2;
+    nextok__iface_mirostat, nextok__iface_mirostat_v2, nextok__iface_token_bitmask;
 
 /* The kind of s (set at construction; NEXTOK__K_USER for user samplers). */
 static inline enum nextok__kind nextok__sampler_kind(const struct nextok_sampler *s)
@@ -76,6 +77,8 @@ struct nextok__stage_ops {
      * distribution for accept. */
     nextok_status (*draw)(struct nextok_sampler *s, struct nextok_token_data_array *cur,
                           uint64_t step);
+    /* A token bitmask's words for this step (NULL: none set). */
+    const uint32_t *(*bitmask)(const struct nextok_sampler *s);
 };
 
 /* Wrap a sampler's ctx with its interface, kind and ops (a built-in's, or
@@ -109,6 +112,8 @@ size_t nextok__dry_touched(const struct nextok_sampler *s, int32_t *ids, size_t 
 size_t nextok__ngram_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap);
 /* The whitelist of an allowed-sampler (sorted ascending, unique). */
 const int32_t *nextok__allowed_ids(const struct nextok_sampler *s, size_t *n);
+/* A token bitmask's words for this step (NULL: none set). */
+const uint32_t *nextok__bitmask_words(const struct nextok_sampler *s);
 
 /* Entropy (nats) of softmax(cur) in double; optionally the max logit and
  * Z = sum exp(l - max). Defined in typical.c. */

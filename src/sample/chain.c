@@ -192,6 +192,23 @@ void nextok_chain_set_observer(struct nextok_chain *c, nextok_stage_fn fn, void 
 
 bool nextok_chain_last_fused(const struct nextok_chain *c) { return c && c->last_fused; }
 
+nextok_status nextok_chain_set_token_bitmask(struct nextok_chain *c, const int32_t *words, size_t n_words)
+{
+    if (!c) return NEXTOK_ERR_INVALID_ARG;
+    size_t found = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (nextok__sampler_kind(c->samplers[i]) != NEXTOK__K_TOKEN_BITMASK) continue;
+        const nextok_status rc = nextok_sampler_set_token_bitmask(c->samplers[i], words, n_words);
+        if (rc != NEXTOK_OK) /* every stage has the chain's n_vocab: the first fails or none */
+            return nextok__chain_fail(c, rc, "%s", nextok_sampler_errmsg(c->samplers[i]));
+        found++;
+    }
+    if (!found)
+        return nextok__chain_fail(c, NEXTOK_ERR_STATE,
+                                  "set_token_bitmask: the chain has no token-bitmask stage");
+    return NEXTOK_OK;
+}
+
 /* Run stages from..n-1 on cur (the chain's work array). */
 static nextok_status run_stages(struct nextok_chain *c, struct nextok_token_data_array *cur, size_t from)
 {

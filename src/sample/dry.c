@@ -18,7 +18,7 @@
 
 #include <float.h>
 
-static const struct nextok__stage_ops dry_ops = {nextok__dry_touched, NULL, NULL};
+static const struct nextok__stage_ops dry_ops = {nextok__dry_touched, NULL, NULL, NULL};
 
 /* One penalised token: its longest match and its slot in the scratch index. */
 struct dry_pen {

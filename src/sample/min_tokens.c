@@ -9,7 +9,7 @@
  */
 #include "proc_common.h"
 
-static const struct nextok__stage_ops min_tokens_ops = {nextok__min_tokens_touched, NULL, NULL};
+static const struct nextok__stage_ops min_tokens_ops = {nextok__min_tokens_touched, NULL, NULL, NULL};
 
 struct min_tokens_ctx {
     struct nextok__p_min_tokens p; /* first: read by the fused planner            */

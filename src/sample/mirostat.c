@@ -11,7 +11,7 @@
 #include <float.h>
 
 /* The fused path's Mirostat v2 route truncates and calls the draw. */
-static const struct nextok__stage_ops mirostat_ops = {NULL, NULL, nextok__mirostat_draw};
+static const struct nextok__stage_ops mirostat_ops = {NULL, NULL, nextok__mirostat_draw, NULL};
 
 
 struct miro_ctx {

@@ -11,7 +11,7 @@
  */
 #include "proc_common.h"
 
-static const struct nextok__stage_ops ngram_ops = {nextok__ngram_touched, NULL, NULL};
+static const struct nextok__stage_ops ngram_ops = {nextok__ngram_touched, NULL, NULL, NULL};
 
 /* A distinct context: the n-1 tokens hist[pos..pos+n-1) and its follower list. */
 struct ng_ent {

@@ -14,7 +14,7 @@
  */
 #include "proc_common.h"
 
-static const struct nextok__stage_ops penalties_ops = {nextok__penalties_touched, NULL, NULL};
+static const struct nextok__stage_ops penalties_ops = {nextok__penalties_touched, NULL, NULL, NULL};
 
 /* Per-id counts. a: prompt count (window scope: count inside the window), b: output count. */
 struct pen_slot {

@@ -173,6 +173,9 @@ static nextok_status add_masks(struct nextok_chain *c, const struct nextok_sampl
                                struct nextok_error *err)
 {
     struct nextok_sampler *s = NULL;
+    if (p->token_bitmask)
+        NEXTOK_FORWARD(add(c, nextok_sampler_init_token_bitmask(&s, p->n_vocab, err), &s,
+                           "token_bitmask", err));
     if (p->n_logit_bias)
         NEXTOK_FORWARD(add(c, nextok_sampler_init_logit_bias(&s, p->n_vocab, p->logit_bias,
                                                              p->n_logit_bias, err), &s, "logit_bias", err));

@@ -353,6 +353,15 @@ nextok_status nextok_session_finish(struct nextok_session *s, struct nextok_step
     return NEXTOK_OK;
 }
 
+nextok_status nextok_session_set_token_bitmask(struct nextok_session *s, const int32_t *words,
+                                               size_t n_words)
+{
+    if (!s) return NEXTOK_ERR_INVALID_ARG;
+    const nextok_status rc = nextok_chain_set_token_bitmask(s->chain, words, n_words);
+    if (rc != NEXTOK_OK) return fail(s, rc, "token bitmask: %s", nextok_chain_errmsg(s->chain));
+    return NEXTOK_OK;
+}
+
 nextok_status nextok_session_set_prompt(struct nextok_session *s, const int32_t *ids, size_t n)
 {
     if (!s) return NEXTOK_ERR_INVALID_ARG;

@@ -61,21 +61,49 @@ void nextok__fused_invalidate(struct nextok__fused *f)
     if (f) f->plan.valid = false;
 }
 
-/* Whitelist mode: the allowed ids are the candidate set; gather them (id
- * order, as the chain's stable filters leave them) and let the chain run
- * every stage on them. */
-static bool run_allowed(struct nextok__fz_run *r)
+/* The ids a token bitmask allows (below V), with their row values, into
+ * r->work in id order: a word at a time, one step per set bit. */
+static size_t gather_mask(struct nextok__fz_run *r, const uint32_t *words)
+{
+    size_t n = 0;
+    const size_t nw = (r->V + 31) / 32;
+    for (size_t k = 0; k < nw; k++) {
+        uint32_t w = words[k];
+        if (k == nw - 1 && r->V % 32) w &= (UINT32_C(1) << (r->V % 32)) - 1; /* ids past V: ignored */
+        for (; w; w &= w - 1) {
+            const size_t id = 32 * k + (size_t)__builtin_ctz(w);
+            r->work[n++] = (struct nextok_token_data){(int32_t)id, nextok__row_get(r->row, r->dt, id), 0.0f};
+        }
+    }
+    return n;
+}
+
+/* Gather mode: a whitelist's ids (or, without one, a token bitmask's) are a
+ * superset of the candidates; gather them with their row values (id order,
+ * as the chain's stable filters leave them) and let the chain run every
+ * stage on them, the processors included. false: a non-finite row (the
+ * plain chain's input rules apply) or a bitmask without this step's mask
+ * (the plain chain reports it). */
+static bool run_gathered(struct nextok__fz_run *r)
 {
     int nf = 0;
     (void)r->k->max(r->row, r->dt, r->V, &nf);
     if (nf) return false;
-    const struct nextok_sampler *al = NULL;
-    for (size_t s = 0; s < r->f->plan.n_proc; s++)
-        if (nextok__sampler_kind(r->stages[s]) == NEXTOK__K_ALLOWED) al = r->stages[s];
+    const struct nextok__fz_plan *pl = &r->f->plan;
     size_t n = 0;
-    const int32_t *ids = al->ops->allowed(al, &n);
-    for (size_t j = 0; j < n; j++)
-        r->work[j] = (struct nextok_token_data){ids[j], nextok__row_get(r->row, r->dt, (size_t)ids[j]), 0.0f};
+    if (pl->has_allowed) {
+        const struct nextok_sampler *al = NULL;
+        for (size_t s = 0; s < pl->n_proc; s++)
+            if (nextok__sampler_kind(r->stages[s]) == NEXTOK__K_ALLOWED) al = r->stages[s];
+        const int32_t *ids = al->ops->allowed(al, &n);
+        for (size_t j = 0; j < n; j++)
+            r->work[j] = (struct nextok_token_data){ids[j], nextok__row_get(r->row, r->dt, (size_t)ids[j]), 0.0f};
+    } else {
+        const struct nextok_sampler *bm = r->stages[pl->mask_stage];
+        const uint32_t *words = bm->ops->bitmask(bm);
+        if (!words) return false;
+        n = gather_mask(r, words);
+    }
     r->out = (struct nextok_token_data_array){r->work, n, -1, false};
     return true;
 }
@@ -120,8 +148,8 @@ bool nextok__fused_run(struct nextok__fused **fp, const struct nextok__fz_chain 
                                .V = (size_t)c->n_vocab, .t = 1.0f, .t_after = 1.0f, .stages = c->stages,
                                .n_stages = c->n_stages, .step = c->step, .work = c->work};
     size_t next = 0;
-    if (f->plan.has_allowed) {
-        if (!run_allowed(&r)) return false;
+    if (f->plan.has_allowed || f->plan.has_mask) {
+        if (!run_gathered(&r)) return false;
     } else {
         if (!nextok__fz_overrides(&r)) return false;
         r.n_set = r.V - f->ovr.n_removed;

@@ -74,6 +74,8 @@ struct nextok__fz_plan {
     bool valid;
     size_t n_proc;       /* leading processors                              */
     bool has_allowed;    /* one of them is a whitelist                      */
+    bool has_mask;       /* one of them is a token bitmask (mask_stage)      */
+    size_t mask_stage;
     bool fusable;        /* a route may be reached                          */
     struct nextok__fz_step *steps; /* one per stage                         */
     size_t cap;

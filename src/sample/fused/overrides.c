@@ -147,7 +147,7 @@ static void prefetch_bytes(const void *p, size_t bytes)
 void nextok__fused_prefetch(struct nextok__fused *f, const struct nextok__fz_chain *c,
                             const void *row, enum nextok_dtype dt)
 {
-    if (!f || !f->plan.valid || !f->plan.fusable || f->plan.has_allowed) return;
+    if (!f || !f->plan.valid || !f->plan.fusable || f->plan.has_allowed || f->plan.has_mask) return;
     struct nextok__fz_ov *o = &f->ovr;
     const size_t esz = nextok_dtype_size(dt), nb = ((size_t)f->n_vocab + NEXTOK__BLK - 1) / NEXTOK__BLK;
     /* the workspace a row's call starts on: each a DRAM miss in a batch,

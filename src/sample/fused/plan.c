@@ -44,6 +44,7 @@ static const struct route routes[NEXTOK__K_COUNT] = {
     [NEXTOK__K_DRY] = {ROLE_PROCESSOR, NULL, NULL},
     [NEXTOK__K_NO_REPEAT_NGRAM] = {ROLE_PROCESSOR, NULL, NULL},
     [NEXTOK__K_MIN_TOKENS] = {ROLE_PROCESSOR, NULL, NULL},
+    [NEXTOK__K_TOKEN_BITMASK] = {ROLE_PROCESSOR, NULL, NULL},
     [NEXTOK__K_TEMP] = {ROLE_TEMP, NULL, nextok__fz_route_temp0},
     [NEXTOK__K_TEMP_EXT] = {ROLE_TEMP, temp_ext_plain, nextok__fz_route_temp0},
     [NEXTOK__K_TOP_K] = {ROLE_FILTER, top_k_on, nextok__fz_route_top_k},
@@ -126,15 +127,17 @@ static struct nextok__fz_step plan_step(struct nextok_sampler *const *st, size_t
 
 /* The plan of the chain's stages: processors first, then steps up to the
  * first route. A plan is fusable when a route may be reached, or when a
- * whitelist makes the candidate set small (the driver gathers it). */
+ * whitelist or a token bitmask says which ids are candidates (the driver
+ * gathers them). */
 bool nextok__fz_plan_build(struct nextok__fz_plan *pl, struct nextok_sampler *const *st, size_t n)
 {
     if (!nextok__fz_grow((void **)&pl->steps, &pl->cap, n ? n : 1, sizeof *pl->steps)) return false;
     size_t i = 0;
-    pl->has_allowed = false;
+    pl->has_allowed = pl->has_mask = false;
     for (; i < n && route_of(st[i])->role == ROLE_PROCESSOR; i++) {
         pl->steps[i] = (struct nextok__fz_step){NEXTOK__FZ_PROCESS, NULL, 1.0f, false, 0, 1.0f};
         pl->has_allowed |= nextok__sampler_kind(st[i]) == NEXTOK__K_ALLOWED;
+        if (nextok__sampler_kind(st[i]) == NEXTOK__K_TOKEN_BITMASK) pl->mask_stage = i, pl->has_mask = true;
     }
     pl->n_proc = i;
     bool have_t = false, stopped = false, route = false;
@@ -142,7 +145,7 @@ bool nextok__fz_plan_build(struct nextok__fz_plan *pl, struct nextok_sampler *co
         pl->steps[i] = plan_step(st, n, i, &have_t, &stopped);
         route |= pl->steps[i].action == NEXTOK__FZ_ROUTE;
     }
-    pl->fusable = pl->has_allowed || route;
+    pl->fusable = pl->has_allowed || pl->has_mask || route;
     pl->valid = true;
     return true;
 }
