@@ -22,6 +22,61 @@
  *   - Thread safety: distinct handles may be used from distinct threads at once.
  *     One handle must not be used from two threads at the same time. Read-only
  *     objects (a loaded vocabulary) may be shared once built.
+ *   - Callbacks run on the thread that made the call that triggers them,
+ *     during that call: a sampler's vtable functions, a chain's stage
+ *     observer and log callback. nextok_batch_sample* is the exception: it
+ *     runs each row's chain (its samplers, its log callback) on a worker of
+ *     the thread pool, one row's chain on one thread at a time; callbacks
+ *     shared by several rows' chains must be thread-safe.
+ *   - Declarations between #ifdef NEXTOK_EXPERIMENTAL and its #endif are
+ *     for tests and inspection, or new; they may change between minor
+ *     versions. Define NEXTOK_EXPERIMENTAL before including this header to
+ *     use them.
+ *
+ * Start here
+ *
+ * Generating text (a session owns the chain, the detokenizer and the stop
+ * rules; model_forward() stands for your model):
+ *
+ *     struct nextok_vocab *vocab;
+ *     nextok_vocab_load_file(&vocab, "tokenizer.json", &err);
+ *     struct nextok_sampling_params sp = nextok_sampling_default_params(NEXTOK_PROFILE_VLLM);
+ *     sp.n_vocab = nextok_vocab_n_tokens(vocab);
+ *     sp.temperature = 0.7f; sp.top_p = 0.9f; sp.seed = 42;
+ *     struct nextok_stop_params stop = nextok_stop_default_params();
+ *     stop.max_tokens = 256;
+ *     struct nextok_session_params ps = nextok_session_default_params();
+ *     ps.sampling = &sp; ps.stop = &stop; ps.vocab = vocab;
+ *     struct nextok_session *s;
+ *     nextok_session_init(&s, &ps, &err);
+ *     nextok_session_set_prompt(s, prompt_ids, n_prompt);
+ *     struct nextok_step_result r = {0};
+ *     while (r.finish == NEXTOK_FINISH_NONE) {
+ *         const float *logits = model_forward(...);
+ *         if (nextok_session_step(s, logits, NEXTOK_DTYPE_F32, &r) != NEXTOK_OK) break;
+ *         fwrite(r.text, 1, r.text_len, stdout);  // final text, never taken back
+ *     }
+ *     nextok_session_free(s);
+ *
+ * Sampling tokens only (a chain; you decode and stop yourself):
+ *
+ *     struct nextok_chain *c;
+ *     nextok_chain_init_sampling(&c, &sp, &err);
+ *     nextok_chain_set_prompt(c, prompt_ids, n_prompt);
+ *     for (;;) {
+ *         int32_t tok;
+ *         if (nextok_chain_sample(c, model_forward(...), NEXTOK_DTYPE_F16, &tok) != NEXTOK_OK) {
+ *             fprintf(stderr, "%s\n", nextok_chain_errmsg(c));
+ *             break;
+ *         }
+ *         nextok_chain_accept(c, tok);  // history, penalties, mirostat; step += 1
+ *         ...
+ *     }
+ *     nextok_chain_free(c);
+ *
+ * Many requests at once: one chain per row and nextok_batch_sample on a
+ * nextok_threadpool. Every function returns a status; the handle's errmsg
+ * says what went wrong.
  */
 #ifndef NEXTOK_H
 #define NEXTOK_H
@@ -237,7 +292,11 @@ NEXTOK_API nextok_status nextok_sampler_init(struct nextok_sampler **out,
                                              const struct nextok_sampler_i *iface,
                                              void *ctx);
 NEXTOK_API void *nextok_sampler_ctx(const struct nextok_sampler *s);
-/* For implementations: record a failure message on the sampler; returns status. */
+/* For implementations: record a failure message on the sampler; returns
+ * status. nextok_sampler_set_errmsg takes the message as it is (for
+ * bindings that cannot call a variadic function). */
+NEXTOK_API nextok_status nextok_sampler_set_errmsg(struct nextok_sampler *s, nextok_status status,
+                                                   const char *msg);
 NEXTOK_API nextok_status nextok_sampler_set_error(struct nextok_sampler *s,
                                                   nextok_status status,
                                                   const char *fmt, ...)
@@ -413,8 +472,10 @@ NEXTOK_API nextok_status nextok_sampler_init_token_bitmask(struct nextok_sampler
 NEXTOK_API nextok_status nextok_sampler_set_token_bitmask(struct nextok_sampler *s,
         const int32_t *words, size_t n_words);
 
+#ifdef NEXTOK_EXPERIMENTAL
 /* Mirostat's current mu (for inspection/tests); NaN for other samplers. */
 NEXTOK_API float nextok_sampler_mirostat_mu(const struct nextok_sampler *s);
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Chains                                                                    */
@@ -425,7 +486,7 @@ struct nextok_chain;
 struct nextok_chain_params {
     int32_t n_vocab;                    /* > 0; rows passed in have this length */
     enum nextok_nan_policy nan_policy;  /* NEXTOK_NAN_ERROR by default          */
-    bool    no_fused;                   /* force the plain chain (for tests)    */
+    bool    no_fused;                   /* force the plain chain (tests only)   */
     nextok_log_fn log_fn;               /* NULL: no logging                     */
     void   *log_user;
 };
@@ -489,8 +550,11 @@ NEXTOK_API void nextok_chain_set_observer(struct nextok_chain *c, nextok_stage_f
 NEXTOK_API nextok_status nextok_chain_set_token_bitmask(struct nextok_chain *c,
         const int32_t *words, size_t n_words);
 
-/* True if the last sample/probs call on c ran the fused path. */
+#ifdef NEXTOK_EXPERIMENTAL
+/* True if the last sample/probs call on c ran the fused path (for tests and
+ * benchmarks). */
 NEXTOK_API bool nextok_chain_last_fused(const struct nextok_chain *c);
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Logprobs                                                                  */

@@ -47,6 +47,11 @@ nextok_status nextok_sampler_set_error(struct nextok_sampler *s, nextok_status s
     return status;
 }
 
+nextok_status nextok_sampler_set_errmsg(struct nextok_sampler *s, nextok_status status, const char *msg)
+{
+    return nextok_sampler_set_error(s, status, "%s", msg ? msg : "");
+}
+
 const char *nextok_sampler_errmsg(const struct nextok_sampler *s) { return s ? s->errmsg : ""; }
 
 const char *nextok_sampler_name(const struct nextok_sampler *s)
