@@ -9,6 +9,7 @@
  * then gets the document with "null" in their place, and jscan reads them
  * straight into the vocabulary's arena.
  */
+#include "../common/file.h"
 #include "jscan.h"
 #include "vocab_internal.h"
 

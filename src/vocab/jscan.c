@@ -1,4 +1,5 @@
 /* JSON pull scanner (see jscan.h for why it exists). */
+#include "../common/utf8.h"
 #include "jscan.h"
 
 #include <stdlib.h>
@@ -60,27 +61,6 @@ static int hex4(const char *p)
     return v;
 }
 
-static size_t put_utf8(uint32_t cp, char *o)
-{
-    if (cp < 0x80) { o[0] = (char)cp; return 1; }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* \uXXXX at s->p (after the backslash and 'u'), with a surrogate pair. */
 static bool unicode_escape(struct nextok__js *s, char *o, size_t *n)
 {
@@ -96,7 +76,7 @@ static bool unicode_escape(struct nextok__js *s, char *o, size_t *n)
         s->p += 6;
         cp = 0x10000 + (((uint32_t)hi - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
     }
-    *n = put_utf8(cp, o);
+    *n = nextok__utf8_encode(cp, o);
     return true;
 }
 
