@@ -631,6 +631,86 @@ TEST(json_malformed)
     expect_json_error(deep, F, "too deep");
 }
 
+/* Documents the json-c reader handled, read the same way by the project's
+ * own: every escape, nesting exactly at the limit, and repeated keys, where
+ * the last one counts (json-c 0.16's json_object_object_add replaces the
+ * value; serde_json and Python do the same). */
+TEST(json_documents)
+{
+    struct nextok_error e;
+    /* Escapes in vocab keys, merges, added tokens and decoder strings. */
+    struct nextok_vocab *v = hf_mem(
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\\\"\\\\\\/\\b\\f\\n\\r\\t\": 0, "
+        "\"\\u00e9\\u00E9\": 1, \"\\ud83d\\ude00\": 2, \"a\\u0000b\": 3, \"\\u2581x\": 4}, "
+        "\"merges\": [\"\\u00e9 \\u00e9\", [\"\\ud83d\\ude00\", \"\\u0000\"]]}, "
+        "\"added_tokens\": [{\"id\": 5, \"content\": \"<\\u0073>\", \"special\": true}], "
+        "\"decoder\": {\"type\": \"Replace\", \"pattern\": {\"String\": \"\\u2581\"}, "
+        "\"content\": \"\\u0020\"}}",
+        NULL, NULL, &e);
+    CHECK_MSG(v != NULL, "%s", e.msg);
+    if (v) {
+        size_t n;
+        const char *t = nextok_vocab_token_text(v, 0, &n);
+        CHECK(n == 8 && memcmp(t, "\"\\/\b\f\n\r\t", 8) == 0);
+        t = nextok_vocab_token_text(v, 1, &n);
+        CHECK(n == 4 && memcmp(t, "\xc3\xa9\xc3\xa9", 4) == 0);
+        t = nextok_vocab_token_text(v, 2, &n);
+        CHECK(n == 4 && memcmp(t, "\xf0\x9f\x98\x80", 4) == 0);
+        t = nextok_vocab_token_text(v, 3, &n);
+        CHECK(n == 3 && memcmp(t, "a\0b", 3) == 0);
+        CHECK_EQ_INT(nextok_vocab_find(v, "a\0b", 3), 3);
+        CHECK_EQ_INT(nextok_vocab_find(v, "<s>", 3), 5);
+        expect_decode(v, (int32_t[]){4, 1}, 2, NULL, " x\xc3\xa9\xc3\xa9");
+        const char *l, *r;
+        size_t ln, rn;
+        CHECK_OK(nextok_vocab_merge(v, 1, &l, &ln, &r, &rn));
+        CHECK(ln == 4 && rn == 1 && memcmp(l, "\xf0\x9f\x98\x80", 4) == 0 && r[0] == '\0');
+        nextok_vocab_free(v);
+    }
+    /* Nesting exactly at the limit (32) anywhere: read; one more: refused. */
+    char doc[512], deep[128] = "", deep29[128] = "";
+    for (int i = 0; i < 31; i++) strcat(deep, "[");
+    for (int i = 0; i < 31; i++) strcat(deep, "]");
+    for (int i = 0; i < 29; i++) strcat(deep29, "[");
+    for (int i = 0; i < 29; i++) strcat(deep29, "]");
+    /* top object, 31 arrays; top, model, x, 29 arrays */
+    snprintf(doc, sizeof doc, "{\"normalizer\": %s, \"model\": {\"type\": \"BPE\", \"vocab\": "
+             "{\"a\": 0}, \"x\": {\"y\": %s}}}", deep, deep29);
+    v = hf_mem(doc, NULL, NULL, &e);
+    CHECK_MSG(v != NULL, "%s", e.msg);
+    nextok_vocab_free(v);
+    snprintf(doc, sizeof doc, "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, "
+             "\"x\": {\"y\": %s}}}", deep);
+    expect_json_error(doc, NEXTOK_ERR_FORMAT, "nesting too deep");
+    /* Repeated keys: the last counts, at every level and in every file. */
+    const char *tok =
+        "{\"decoder\": {\"type\": \"CTC\"}, \"model\": {\"type\": \"WordLevel\", \"vocab\": "
+        "{\"a\": 0}, \"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}}, \"added_tokens\": "
+        "[{\"id\": 9, \"content\": \"<x>\", \"special\": false, \"id\": 2, \"special\": true}, "
+        "{\"id\": 3, \"content\": \"<y>\", \"content\": \"<end>\"}], \"decoder\": null}";
+    v = hf_mem(tok, "{\"eos_token\": \"<x>\", \"eos_token\": \"<end>\", \"add_bos_token\": true, "
+               "\"add_bos_token\": false}", "{\"bos_token_id\": 1, \"bos_token_id\": 0}", &e);
+    CHECK_MSG(v != NULL, "%s", e.msg);
+    if (v) {
+        CHECK_EQ_INT(nextok_vocab_n_tokens(v), 4);
+        CHECK_EQ_INT(nextok_vocab_find(v, "b", 1), 1);
+        CHECK(nextok_vocab_token_attrs(v, 2) & NEXTOK_TOKEN_ATTR_SPECIAL);
+        CHECK_EQ_INT(nextok_vocab_find(v, "<end>", 5), 3);
+        CHECK_EQ_INT(nextok_vocab_special_id(v, NEXTOK_VOCAB_EOS), 3);
+        CHECK_EQ_INT(nextok_vocab_special_id(v, NEXTOK_VOCAB_BOS), 0);
+        CHECK(!nextok_vocab_adds_bos(v));
+        expect_decode(v, (int32_t[]){0, 1}, 2, NULL, "a b"); /* decoder null: joined with spaces */
+        nextok_vocab_free(v);
+    }
+    /* A key with \u0000 in it is its own key (json-c cut keys at the NUL). */
+    v = hf_mem("{\"model\": {\"type\": \"BPE\", \"type\\u0000\": \"WordLevel\", \"vocab\": {\"a\": 0}}}",
+               NULL, NULL, &e);
+    CHECK_MSG(v != NULL, "%s", e.msg);
+    nextok_vocab_free(v);
+    expect_json_error("{\"model\": {\"type\": \"BPE\\u0000\", \"vocab\": {\"a\": 0}}}",
+                      NEXTOK_ERR_UNSUPPORTED, "model.type: \"BPE\\x00\" is not supported");
+}
+
 TEST(json_truncated_real)
 {
     char path[1024];
@@ -962,6 +1042,7 @@ int main(void)
     RUN(decoder_semantics);
     RUN(config_files);
     RUN(json_malformed);
+    RUN(json_documents);
     RUN(json_truncated_real);
     RUN(gguf_handmade);
     RUN(gguf_malformed);
