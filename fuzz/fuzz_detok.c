@@ -136,7 +136,7 @@ static struct nextok_vocab *json_vocab(int k)
     struct nextok_hf_json_mem m = {json_vocabs[k], strlen(json_vocabs[k]), NULL, 0, NULL, 0};
     struct nextok_vocab *v = NULL;
     (void)nextok_vocab_load_hf_json_mem(&v, &m, NULL);
-    return v; /* NULL without json-c */
+    return v; /* NULL only when out of memory */
 }
 
 static struct nextok_vocab *pick_vocab(int k)

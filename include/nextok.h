@@ -778,8 +778,8 @@ NEXTOK_API nextok_status nextok_batch_sample_n(struct nextok_threadpool *pool,
  * Statuses: NEXTOK_ERR_IO (file cannot be read), NEXTOK_ERR_FORMAT (malformed,
  * truncated, or absurd sizes: more than 2^24 tokens, a token over 64 KiB),
  * NEXTOK_ERR_UNSUPPORTED (a valid file using something nextok does not
- * implement, e.g. a regex Replace decoder, GGUF v1, or tokenizer.json in a
- * build without json-c), NEXTOK_ERR_NOMEM, NEXTOK_ERR_INVALID_ARG.
+ * implement, e.g. a regex Replace decoder or GGUF v1), NEXTOK_ERR_NOMEM (any
+ * failed allocation; nothing is half-loaded), NEXTOK_ERR_INVALID_ARG.
  * Loaders never crash on malformed input and never read past the given size.
  */
 struct nextok_vocab;
@@ -853,8 +853,8 @@ NEXTOK_API nextok_status nextok_vocab_load_gguf_mem(struct nextok_vocab **out, c
  * Strip, WordPiece, Sequence). path is the file or its directory; a
  * tokenizer_config.json (bos/eos/pad/unk_token, add_bos_token, add_eos_token)
  * and a generation_config.json (eos_token_id: int or list, bos/pad_token_id)
- * in the same directory are read when present. Requires json-c at build time
- * (NEXTOK_ERR_UNSUPPORTED otherwise). */
+ * in the same directory are read when present. All three are strict JSON
+ * (RFC 8259, nesting at most 32 deep); when a key repeats, the last counts. */
 NEXTOK_API nextok_status nextok_vocab_load_hf_json(struct nextok_vocab **out, const char *path,
                                                    struct nextok_error *err);
 

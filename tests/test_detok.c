@@ -9,9 +9,7 @@
 
 #include <stdint.h>
 
-#ifdef NEXTOK_HAVE_JSONC
-#include <json-c/json.h>
-#endif
+#include "golden.h"
 
 static const char *data_dir(void)
 {
@@ -40,9 +38,6 @@ static struct nextok_vocab *get_vocab(size_t i)
     tried[i] = 1;
     const char *d = data_dir();
     if (!d) return NULL;
-#ifndef NEXTOK_HAVE_JSONC
-    if (strstr(files[i], ".json")) return NULL;
-#endif
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", d, files[i]);
     FILE *f = fopen(path, "rb");
@@ -367,46 +362,47 @@ TEST(random_sequences_all_vocabs)
     CHECK(n_vocabs > 0);
 }
 
-#ifdef NEXTOK_HAVE_JSONC
 /* The golden file's name for each of files[]. */
 static const char *const golden_names[] = {"gpt2", "mistral-7b-v0.1", "llama3", "qwen3", "gemma3",
                                            "gpt2", "llama2", ""};
 
-static json_object *golden(void)
+static struct golden golden_doc;
+
+/* The golden file, read once; NULL when the shared data is missing. */
+static const struct golden *golden(void)
 {
-    static json_object *root;
-    static int done;
-    if (done) return root;
+    static int done, ok;
+    if (done) return ok ? &golden_doc : NULL;
     done = 1;
     char path[1024];
     if (!data_dir()) return NULL;
     snprintf(path, sizeof path, "%s/vocab/golden/encodings.json", data_dir());
-    root = json_object_from_file(path);
-    return root;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fclose(f);
+    ok = golden_load(&golden_doc, path);
+    CHECK_MSG(ok, "%s: not readable", path);
+    return ok ? &golden_doc : NULL;
 }
-#endif
 
 TEST(golden_streaming)
 {
-#ifndef NEXTOK_HAVE_JSONC
-    SKIP("built without json-c");
-#else
-    json_object *g = golden();
+    const struct golden *g = golden();
     if (!g) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
-    json_object *all = json_object_object_get(g, "vocabs");
+    uint32_t all = golden_get(g, 0, "vocabs");
     for (size_t f = 0; f < N_FILES; f++) {
         struct nextok_vocab *v = get_vocab(f);
-        json_object *list = json_object_object_get(all, golden_names[f]);
-        if (!v || !list) continue;
+        uint32_t list = golden_get(g, all, golden_names[f]);
+        if (!v || list == NEXTOK__JSON_NO_NODE) continue;
         int32_t cat[2048];
         size_t n_cat = 0;
         uint64_t seed = 7 + f;
-        for (size_t k = 0; k < json_object_array_length(list); k++) {
-            json_object *ids = json_object_object_get(json_object_array_get_idx(list, k), "ids");
+        for (size_t k = 0; k < golden_len(g, list); k++) {
+            uint32_t ids = golden_get(g, golden_at(g, list, k), "ids");
             int32_t one[128];
-            size_t n = json_object_array_length(ids);
+            size_t n = golden_len(g, ids);
             for (size_t i = 0; i < n; i++) {
-                one[i] = json_object_get_int(json_object_array_get_idx(ids, i));
+                one[i] = golden_int(g, golden_at(g, ids, i));
                 cat[n_cat++] = one[i];
             }
             for (int pk = 0; pk < 4; pk++) {
@@ -419,7 +415,6 @@ TEST(golden_streaming)
             check_seq(v, cat, n_cat, &p, &seed, "golden concatenated");
         }
     }
-#endif
 }
 
 /* Feed one id, expect exactly `want` out and `held` bytes held. */
@@ -677,5 +672,6 @@ int main(void)
     RUN(buffer_contract);
     RUN(stream_contract);
     for (size_t i = 0; i < N_FILES; i++) nextok_vocab_free(vocabs[i]);
+    golden_free(&golden_doc);
     return harness_done();
 }

@@ -20,6 +20,10 @@ nextok_status nextok__err(struct nextok_error *err, nextok_status status, const 
 
 void nextok__vfmt(char *buf, size_t cap, const char *fmt, va_list ap);
 
+/* Copy up to len bytes of s into dst (cap bytes, NUL-terminated) for a
+ * message: printable ASCII kept, quotes, backslashes and other bytes as \xNN. */
+void nextok__quote(char *dst, size_t cap, const char *s, size_t len);
+
 #define NEXTOK_RETURN_IF(cond, err, status, ...)          \
     do {                                                  \
         if (cond) return nextok__err((err), (status), __VA_ARGS__); \

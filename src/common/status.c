@@ -40,6 +40,24 @@ void nextok__vfmt(char *buf, size_t cap, const char *fmt, va_list ap)
     if (n < 0) buf[0] = '\0';
 }
 
+void nextok__quote(char *dst, size_t cap, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 5 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+            dst[n++] = (char)c;
+            continue;
+        }
+        dst[n++] = '\\';
+        dst[n++] = 'x';
+        dst[n++] = hex[c >> 4];
+        dst[n++] = hex[c & 15];
+    }
+    if (cap) dst[n < cap ? n : cap - 1] = '\0';
+}
+
 nextok_status nextok__err(struct nextok_error *err, nextok_status status, const char *fmt, ...)
 {
     if (err) {

@@ -10,6 +10,7 @@
  * token and the detokenizer is left with a concatenation, a UTF-8 assembler
  * and an optional strip: O(1) state, no re-decoding.
  */
+#include "../common/utf8.h"
 #include "vocab_internal.h"
 
 /* Decoded pieces longer than this come from a pathological Replace chain. */
@@ -41,24 +42,6 @@ int nextok__byte_token(const char *s, size_t len)
     return v;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
-{
-    unsigned char c = s[0];
-    if (c < 0x80) { *cp = c; return 1; }
-    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-    if (n == 0 || c > 0xF4 || len < n) return 0;
-    uint32_t v = c & (0x7F >> n);
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (v < min_cp[n] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-    *cp = v;
-    return n;
-}
-
 /* GPT-2's bytes_to_unicode, inverted: printable Latin-1 bytes stand for
  * themselves, the other 68 bytes were moved to U+0100.. in byte order. */
 static int byte_level_byte(uint32_t cp)
@@ -80,7 +63,7 @@ static size_t op_byte_level(const char *in, size_t len, char *out)
     size_t n = 0;
     for (size_t i = 0; i < len;) {
         uint32_t cp;
-        size_t k = utf8_seq(s + i, len - i, &cp);
+        size_t k = nextok__utf8_decode(s + i, len - i, &cp);
         int b = k ? byte_level_byte(cp) : -1;
         if (b < 0) {
             memcpy(out, in, len);

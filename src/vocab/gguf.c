@@ -6,6 +6,7 @@
  * Every length and count is checked against the bytes that remain before it
  * is used, so a truncated or hostile file fails with the offset and key.
  */
+#include "../common/file.h"
 #include "vocab_internal.h"
 
 #include <stdio.h>

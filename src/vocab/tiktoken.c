@@ -3,6 +3,7 @@
  * rank being the token id. Special tokens are not in the file; the caller
  * names them. Tokens are raw bytes, so decoding is plain concatenation.
  */
+#include "../common/file.h"
 #include "vocab_internal.h"
 
 struct tt_entry {

@@ -1,77 +1,9 @@
-/* The vocabulary object: building (shared by the loaders), queries, free. */
+/*
+ * The vocabulary object: building it (the loaders' shared part), freeing it,
+ * and the public queries. Nothing here knows a file format; loading by
+ * content is load.c, the formats are gguf.c, hf_json.c and tiktoken.c.
+ */
 #include "vocab_internal.h"
-
-#include <errno.h>
-#include <stdio.h>
-#include <sys/stat.h>
-
-/* ---- growable buffer ----------------------------------------------------- */
-
-nextok_status nextok__buf_grow(struct nextok__buf *b, size_t extra)
-{
-    if (extra > SIZE_MAX / 2 - b->len) return NEXTOK_ERR_NOMEM;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap - b->len < extra) cap *= 2;
-    char *p = realloc(b->data, cap);
-    if (!p) return NEXTOK_ERR_NOMEM;
-    b->data = p;
-    b->cap = cap;
-    return NEXTOK_OK;
-}
-
-void nextok__buf_free(struct nextok__buf *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
-/* ---- helpers ------------------------------------------------------------- */
-
-void nextok__quote(char *dst, size_t cap, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t n = 0;
-    for (size_t i = 0; i < len && n + 5 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
-            dst[n++] = (char)c;
-            continue;
-        }
-        dst[n++] = '\\';
-        dst[n++] = 'x';
-        dst[n++] = hex[c >> 4];
-        dst[n++] = hex[c & 15];
-    }
-    if (cap) dst[n < cap ? n : cap - 1] = '\0';
-}
-
-nextok_status nextok__read_file(const char *path, char **data, size_t *size, struct nextok_error *err)
-{
-    *data = NULL;
-    *size = 0;
-    struct stat st;
-    NEXTOK_RETURN_IF(stat(path, &st) != 0, err, NEXTOK_ERR_IO, "%s: %s", path, strerror(errno));
-    NEXTOK_RETURN_IF(!S_ISREG(st.st_mode), err, NEXTOK_ERR_IO, "%s: not a regular file", path);
-    FILE *f = fopen(path, "rb");
-    NEXTOK_RETURN_IF(!f, err, NEXTOK_ERR_IO, "%s: %s", path, strerror(errno));
-    size_t n = (size_t)st.st_size;
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        fclose(f);
-        return nextok__err(err, NEXTOK_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, n);
-    }
-    size_t got = fread(buf, 1, n, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || got != n) {
-        free(buf);
-        return nextok__err(err, NEXTOK_ERR_IO, "%s: read %zu of %zu bytes", path, got, n);
-    }
-    buf[n] = '\0';
-    *data = buf;
-    *size = n;
-    return NEXTOK_OK;
-}
 
 /* ---- building ------------------------------------------------------------ */
 
@@ -337,57 +269,7 @@ nextok_status nextok__vocab_finish(struct nextok_vocab *v, const struct nextok__
     return build_eog(v, extra_eog, n_extra_eog, err);
 }
 
-/* ---- public: loading by content ------------------------------------------- */
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* OpenAI's published special tokens for its tiktoken encodings. */
-static size_t tiktoken_known_specials(const char *path, struct nextok_special_token *sp)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    size_t n = 0;
-    if (strncmp(base, "o200k_base", 10) == 0) {
-        sp[n++] = (struct nextok_special_token){"<|endoftext|>", 199999};
-        sp[n++] = (struct nextok_special_token){"<|endofprompt|>", 200018};
-    } else if (strncmp(base, "cl100k_base", 11) == 0) {
-        sp[n++] = (struct nextok_special_token){"<|endoftext|>", 100257};
-        sp[n++] = (struct nextok_special_token){"<|fim_prefix|>", 100258};
-        sp[n++] = (struct nextok_special_token){"<|fim_middle|>", 100259};
-        sp[n++] = (struct nextok_special_token){"<|fim_suffix|>", 100260};
-        sp[n++] = (struct nextok_special_token){"<|endofprompt|>", 100276};
-    } else if (strncmp(base, "r50k_base", 9) == 0 || strncmp(base, "p50k_base", 9) == 0) {
-        sp[n++] = (struct nextok_special_token){"<|endoftext|>", 50256};
-    }
-    return n;
-}
-
-nextok_status nextok_vocab_load_file(struct nextok_vocab **out, const char *path,
-                                     struct nextok_error *err)
-{
-    NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
-    *out = NULL;
-    NEXTOK_RETURN_IF(!path, err, NEXTOK_ERR_INVALID_ARG, "path: must not be NULL");
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return nextok_vocab_load_hf_json(out, path, err);
-    char head[8] = {0};
-    FILE *f = fopen(path, "rb");
-    NEXTOK_RETURN_IF(!f, err, NEXTOK_ERR_IO, "%s: %s", path, strerror(errno));
-    size_t got = fread(head, 1, sizeof head, f);
-    fclose(f);
-    if (got >= 4 && memcmp(head, "GGUF", 4) == 0) return nextok_vocab_load_gguf(out, path, err);
-    size_t i = 0;
-    while (i < got && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
-    if ((i < got && head[i] == '{') || ends_with(path, ".json"))
-        return nextok_vocab_load_hf_json(out, path, err);
-    struct nextok_special_token sp[8];
-    size_t n_sp = tiktoken_known_specials(path, sp);
-    return nextok_vocab_load_tiktoken(out, path, sp, n_sp, err);
-}
+/* ---- public: free and queries --------------------------------------------- */
 
 void nextok_vocab_free(struct nextok_vocab *v)
 {
@@ -399,8 +281,6 @@ void nextok_vocab_free(struct nextok_vocab *v)
     free(v->eog);
     free(v);
 }
-
-/* ---- public: queries ------------------------------------------------------ */
 
 const char *nextok_vocab_type_name(enum nextok_vocab_type type)
 {

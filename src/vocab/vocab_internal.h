@@ -3,6 +3,7 @@
 #ifndef NEXTOK_VOCAB_INTERNAL_H
 #define NEXTOK_VOCAB_INTERNAL_H
 
+#include "../common/buf.h"
 #include "../common/internal.h"
 
 #include <stdint.h>
@@ -13,33 +14,6 @@
 #define NEXTOK__VOCAB_MAX_TOKENS  (1 << 24)
 #define NEXTOK__TOKEN_MAX_BYTES   (1 << 16)
 #define NEXTOK__ARENA_MAX         ((size_t)UINT32_MAX)
-
-/* ---- growable byte buffer (load time only) ------------------------------ */
-
-struct nextok__buf {
-    char  *data;
-    size_t len;
-    size_t cap;
-};
-
-nextok_status nextok__buf_grow(struct nextok__buf *b, size_t extra);
-void          nextok__buf_free(struct nextok__buf *b);
-
-/* Make room for extra more bytes. Inline: the loaders append millions of
- * short strings. */
-static inline nextok_status nextok__buf_reserve(struct nextok__buf *b, size_t extra)
-{
-    return extra <= b->cap - b->len ? NEXTOK_OK : nextok__buf_grow(b, extra);
-}
-
-static inline nextok_status nextok__buf_append(struct nextok__buf *b, const void *src, size_t n)
-{
-    nextok_status rc = nextok__buf_reserve(b, n);
-    if (rc != NEXTOK_OK) return rc;
-    if (n) memcpy(b->data + b->len, src, n);
-    b->len += n;
-    return NEXTOK_OK;
-}
 
 /* ---- tokens -------------------------------------------------------------- */
 
@@ -169,17 +143,7 @@ bool nextok__dec_first_matters(const struct nextok__decoder *dec);
 nextok_status nextok__dec_global(const struct nextok__decoder *dec, struct nextok__strip *strip,
                                  struct nextok_error *err);
 
-/* Read a whole file. *data is malloc'ed (NUL-terminated past size). */
-nextok_status nextok__read_file(const char *path, char **data, size_t *size, struct nextok_error *err);
-
-/* Print up to max bytes of s for a message: printable ASCII kept, others \xNN. */
-void nextok__quote(char *dst, size_t cap, const char *s, size_t len);
-
 /* HF-style ByteFallback token "<0xNN>": the byte, or -1. */
 int nextok__byte_token(const char *s, size_t len);
-
-/* Loaders' shared part: tokenizer.json (hf_json.c). */
-nextok_status nextok__load_hf_mem(struct nextok_vocab **out, const struct nextok_hf_json_mem *files,
-                                  struct nextok_error *err);
 
 #endif /* NEXTOK_VOCAB_INTERNAL_H */

@@ -621,9 +621,9 @@ int cli_chain_fail(const char *cmd, struct nextok_chain *chain, nextok_status st
  * HF tokenizer.json or tiktoken, by content). The logits may be longer than the
  * vocabulary (models pad their output layer): ids past its end have no text.
  * Shorter logits than the vocabulary mean the two do not belong together.
- * A vocabulary this build cannot read (NEXTOK_ERR_UNSUPPORTED, e.g. a
- * tokenizer.json without json-c) is not an input error: a note goes to stderr
- * and ids are shown without text.
+ * A vocabulary using something the library does not implement
+ * (NEXTOK_ERR_UNSUPPORTED, e.g. a regex decoder) is not an input error: a note
+ * goes to stderr and ids are shown without text.
  */
 int cli_vocab_open(const char *cmd, const char *path, size_t n_vocab, struct cli_vocab *v)
 {
@@ -634,7 +634,7 @@ int cli_vocab_open(const char *cmd, const char *path, size_t n_vocab, struct cli
     memset(&err, 0, sizeof err);
     struct nextok_vocab *voc = NULL;
     nextok_status st = nextok_vocab_load_file(&voc, path, &err);
-    if (st == NEXTOK_ERR_UNSUPPORTED) { /* e.g. tokenizer.json in a build without json-c */
+    if (st == NEXTOK_ERR_UNSUPPORTED) { /* e.g. a tokenizer.json decoder with a regex */
         fflush(stdout);
         fprintf(stderr, "nextok %s: note: --vocab %s: %s; showing ids only\n", cmd, path,
                 err.msg[0] ? err.msg : nextok_strerror(st));

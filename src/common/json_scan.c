@@ -1,16 +1,28 @@
-/* JSON pull scanner (see jscan.h for why it exists). */
-#include "jscan.h"
+/* JSON pull scanner (see json.h). */
+#include "json.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 
+/* The first error counts: later ones are consequences. */
 static bool fail(struct nextok__js *s, const char *at, const char *what)
 {
-    if (strcmp(what, "out of memory") == 0) s->nomem = true;
     if (!s->err_what) {
         s->err_at = at;
         s->err_what = what;
     }
     return false;
+}
+
+bool nextok__js_fail(struct nextok__js *s, const char *what)
+{
+    return fail(s, s->p, what);
+}
+
+bool nextok__js_nomem(struct nextok__js *s)
+{
+    if (!s->err_what) s->nomem = true;
+    return fail(s, s->p, "out of memory");
 }
 
 void nextok__js_init(struct nextok__js *s, const char *data, size_t size)
@@ -60,27 +72,6 @@ static int hex4(const char *p)
     return v;
 }
 
-static size_t put_utf8(uint32_t cp, char *o)
-{
-    if (cp < 0x80) { o[0] = (char)cp; return 1; }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* \uXXXX at s->p (after the backslash and 'u'), with a surrogate pair. */
 static bool unicode_escape(struct nextok__js *s, char *o, size_t *n)
 {
@@ -96,7 +87,7 @@ static bool unicode_escape(struct nextok__js *s, char *o, size_t *n)
         s->p += 6;
         cp = 0x10000 + (((uint32_t)hi - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
     }
-    *n = put_utf8(cp, o);
+    *n = nextok__utf8_encode(cp, o);
     return true;
 }
 
@@ -119,12 +110,30 @@ static bool escape(struct nextok__js *s, struct nextok__buf *out)
     default:
         return fail(s, s->p - 2, "bad escape in string");
     }
-    return !out || nextok__buf_append(out, o, n) == NEXTOK_OK || fail(s, s->p, "out of memory");
+    return !out || nextok__buf_append(out, o, n) == NEXTOK_OK || nextok__js_nomem(s);
 }
 
-/* Plain bytes up to the next quote, backslash or control character. */
+/* Whether any byte of w is below n (n <= 128). Exact as to "any", which is
+ * all plain_run needs (the classic bit trick; borrows only reach bytes above
+ * one that is below n). */
+static inline uint64_t any_below(uint64_t w, uint64_t n)
+{
+    return (w - 0x0101010101010101ull * n) & ~w & 0x8080808080808080ull;
+}
+
+/* Plain bytes up to the next quote, backslash or control character. Eight
+ * bytes at a time while none of them is one: tokenizer.json is millions of
+ * short strings, and this loop is most of the time spent reading it. */
 static const char *plain_run(const char *p, const char *end)
 {
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        if (any_below(w ^ 0x2222222222222222ull, 1) | any_below(w ^ 0x5C5C5C5C5C5C5C5Cull, 1) |
+            any_below(w, 0x20))
+            break;
+        p += 8;
+    }
     while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) p++;
     return p;
 }
@@ -137,7 +146,7 @@ bool nextok__js_string(struct nextok__js *s, struct nextok__buf *out)
     for (;;) {
         const char *q = plain_run(s->p, s->end);
         if (out && q > s->p && nextok__buf_append(out, s->p, (size_t)(q - s->p)) != NEXTOK_OK)
-            return fail(s, q, "out of memory");
+            return nextok__js_nomem(s);
         s->p = q;
         if (q >= s->end) return fail(s, start, "unterminated string");
         s->p++;
@@ -191,22 +200,47 @@ bool nextok__js_int(struct nextok__js *s, int64_t *v)
     return true;
 }
 
+/* strtod on the number text [start, start + len): the source need not be
+ * NUL-terminated, so the digits are copied first. */
+static bool to_double(struct nextok__js *s, const char *start, size_t len, double *v)
+{
+    char tmp[64];
+    char *p = len < sizeof tmp ? tmp : malloc(len + 1);
+    if (!p) return nextok__js_nomem(s);
+    memcpy(p, start, len);
+    p[len] = '\0';
+    *v = strtod(p, NULL);
+    if (p != tmp) free(p);
+    return true;
+}
+
 bool nextok__js_number(struct nextok__js *s, double *v)
 {
     ws(s);
     const char *start = s->p;
     bool is_int;
     if (!number_span(s, &is_int)) return false;
-    char tmp[64];
-    size_t len = (size_t)(s->p - start);
-    if (len >= sizeof tmp) return fail(s, start, "number too long");
-    memcpy(tmp, start, len);
-    tmp[len] = '\0';
-    *v = strtod(tmp, NULL);
+    return to_double(s, start, (size_t)(s->p - start), v);
+}
+
+bool nextok__js_num(struct nextok__js *s, bool *is_int, int64_t *iv, double *dv)
+{
+    ws(s);
+    const char *start = s->p;
+    if (!number_span(s, is_int)) return false;
+    if (!*is_int) return to_double(s, start, (size_t)(s->p - start), dv);
+    /* Saturate like strtoll: a huge id is out of every range check anyway. */
+    bool neg = *start == '-';
+    uint64_t x = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (const char *p = start + neg; p < s->p; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        x = x > (lim - d) / 10 ? lim : x * 10 + d;
+    }
+    *iv = neg ? (x == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)x) : (int64_t)x;
     return true;
 }
 
-static bool literal(struct nextok__js *s, const char *word)
+bool nextok__js_word(struct nextok__js *s, const char *word)
 {
     size_t n = strlen(word);
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
@@ -288,9 +322,9 @@ bool nextok__js_skip(struct nextok__js *s)
     case '"': return nextok__js_string(s, NULL);
     case '{': return skip_container(s, '{');
     case '[': return skip_container(s, '[');
-    case 't': return literal(s, "true");
-    case 'f': return literal(s, "false");
-    case 'n': return literal(s, "null");
+    case 't': return nextok__js_word(s, "true");
+    case 'f': return nextok__js_word(s, "false");
+    case 'n': return nextok__js_word(s, "null");
     case -1: return fail(s, s->p, "unexpected end of data");
     default:
         if (c != '-' && (c < '0' || c > '9')) return fail(s, s->p, "unexpected character");
