@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all build run test test-asan test-tsan install clean bench deps check-deps
+.PHONY: all build run test test-quick test-asan test-tsan install clean bench deps check-deps
 
 all: build
 
@@ -38,8 +38,14 @@ build: check-deps $(BUILD)/CMakeCache.txt
 run: build
 	./$(BUILD)/nextok explain --logits examples/logits-example.npy --vocab examples/gpt2-tokenizer.json --temp 0.8 --top-k 40 --top-p 0.9 --seed 42
 
+# Every test is labelled quick or full (tests/README.md): `make test` runs
+# both tiers, `make test-quick` everything not labelled full (under 30 s).
+# ctest lists the tests it skipped (exit 77) at the end of its summary.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-quick: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE full
 
 test-asan: check-deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNEXTOK_SANITIZE=ON $(CMAKE_FLAGS)

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # CLI tests for `nextok probs|sample|explain|bench` and the shared flag/file handling.
 #
-#   bash tests/cli_core.sh <path-to-nextok> <source-dir> [<data-dir>]
+#   bash tests/cli_core.sh <path-to-nextok> <source-dir> <fixture-dir>
 #
-# Needs bash and python3 (standard library only). Fixtures (.npy, .f32, .f16,
-# .bf16) are generated into a temporary directory. Prints "N passed, N failed"
-# and exits non-zero if anything failed.
+# Needs bash and python3 (standard library only). Logits files (.npy, .f32,
+# .f16, .bf16) are generated into a temporary directory; vocabularies come from
+# <fixture-dir> (tests/data). Prints "N passed, N failed" and exits non-zero if
+# anything failed.
 set -u
 
-NEXTOK=${1:?usage: cli_core.sh <nextok> <source-dir> [<data-dir>]}
-SRC=${2:?usage: cli_core.sh <nextok> <source-dir> [<data-dir>]}
-DATA=${3:-}
+NEXTOK=${1:?usage: cli_core.sh <nextok> <source-dir> <fixture-dir>}
+SRC=${2:?usage: cli_core.sh <nextok> <source-dir> <fixture-dir>}
+DATA=${3:?usage: cli_core.sh <nextok> <source-dir> <fixture-dir>}
 case $NEXTOK in /*) ;; *) NEXTOK=$PWD/$NEXTOK ;; esac
 [ -x "$NEXTOK" ] || { echo "cli_core.sh: $NEXTOK is not executable"; exit 1; }
 command -v python3 >/dev/null || { echo "cli_core.sh: python3 is required"; exit 1; }
@@ -380,7 +381,7 @@ run probs --logits "$A4" --vocab "$TOKJ"    # mismatched on purpose: is the file
 # file loads, and only then does its size not match the 4 logits.
 if grep -q "does not match" "$T/err" && ! grep -q "note:" "$T/err"; then pass; else fail "tokenizer.json not readable: $(cat "$T/err")"; fi
 VOCABS+=("$TOKJ")
-if [ -n "$DATA" ] && [ -f "$GGUF" ]; then VOCABS+=("$GGUF"); else echo "note: $GGUF not found: skipping GGUF text checks"; fi
+if [ -f "$GGUF" ]; then VOCABS+=("$GGUF"); else fail "fixture $GGUF is missing"; fi
 for voc in "${VOCABS[@]}"; do
     vn=$(basename "$voc")
     probs_check "probs --vocab $vn: text" text mat -- --logits "$EX" --top-k 5 --vocab "$voc"

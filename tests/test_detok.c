@@ -2,7 +2,10 @@
  * Incremental detokenizer: streaming == whole decode on every shipped
  * vocabulary (random ids, the golden samples alone and concatenated),
  * adversarial byte sequences, the buffer/stream contracts, and the UTF-8
- * replacement rule against an independent reference.
+ * replacement rule against an independent reference. The default group uses
+ * the fixtures in tests/data/; the group "external" (`test_detok external`)
+ * streams the vocabularies kept outside the repo (Llama 3, Qwen3, Gemma 3
+ * under NEXTOK_DATA_DIR).
  */
 #include "harness.h"
 #include "nextok.h"
@@ -11,17 +14,6 @@
 
 #include "golden.h"
 
-static const char *data_dir(void)
-{
-    const char *env = getenv("NEXTOK_DATA_DIR");
-    if (env && env[0]) return env;
-#ifdef NEXTOK_DATA_DIR
-    return NEXTOK_DATA_DIR;
-#else
-    return NULL;
-#endif
-}
-
 static const char *const files[] = {
     "vocab/hf/gpt2/tokenizer.json",     "vocab/hf/mistral-7b-v0.1/tokenizer.json",
     "vocab/hf/llama3/tokenizer.json",   "vocab/hf/qwen3/tokenizer.json",
@@ -29,34 +21,39 @@ static const char *const files[] = {
     "vocab/gguf/ggml-vocab-phi-3.gguf", "vocab/tiktoken/o200k_base.tiktoken",
 };
 #define N_FILES (sizeof files / sizeof files[0])
+/* Kept outside the repo (licence or size): the group "external" only. */
+static const int external[N_FILES] = {0, 0, 1, 1, 1, 0, 0, 0};
 static struct nextok_vocab *vocabs[N_FILES];
-static int tried[N_FILES];
+static int tried[N_FILES], failed[N_FILES];
 
-static struct nextok_vocab *get_vocab(size_t i)
+/* Whether files[i] belongs to this run's group. */
+static int in_run(size_t i) { return external[i] == GROUP("external"); }
+
+/* Every external vocabulary is there (else the group is skipped). */
+static int need_external_vocabs(void)
 {
-    if (tried[i]) return vocabs[i];
-    tried[i] = 1;
-    const char *d = data_dir();
-    if (!d) return NULL;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", d, files[i]);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fclose(f);
-    struct nextok_error e = {NEXTOK_OK, ""};
-    CHECK_MSG(nextok_vocab_load_file(&vocabs[i], path, &e) == NEXTOK_OK, "%s: %s", files[i], e.msg);
-    return vocabs[i];
+    for (size_t i = 0; i < N_FILES; i++)
+        if (external[i] && !need_external(files[i], NULL)) return 0;
+    return 1;
 }
 
-/* The shared data is there (its golden file stands for the whole folder). */
-static int have_data(void)
+/* Load (once) files[i]; NULL when it belongs to the other group. A file that
+ * is missing or does not load is a failure. */
+static struct nextok_vocab *get_vocab(size_t i)
 {
+    if (!in_run(i)) return NULL;
+    if (tried[i]) {
+        CHECK_MSG(!failed[i], "%s did not load (see above)", files[i]);
+        return vocabs[i];
+    }
+    tried[i] = 1;
     char path[1024];
-    if (!data_dir()) return 0;
-    snprintf(path, sizeof path, "%s/vocab/golden/encodings.json", data_dir());
-    FILE *f = fopen(path, "rb");
-    if (f) fclose(f);
-    return f != NULL;
+    if (external[i]) external_path(path, sizeof path, files[i]);
+    else fixture_path(path, sizeof path, files[i]);
+    struct nextok_error e = {NEXTOK_OK, ""};
+    failed[i] = nextok_vocab_load_file(&vocabs[i], path, &e) != NEXTOK_OK;
+    CHECK_MSG(!failed[i], "%s: %s", path, e.msg);
+    return vocabs[i];
 }
 
 static uint64_t rng_next(uint64_t *s)
@@ -333,7 +330,6 @@ static struct nextok_vocab *tiny_spm(void)
 
 TEST(random_sequences_all_vocabs)
 {
-    if (!have_data()) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
     int n_vocabs = 0;
     for (size_t f = 0; f < N_FILES; f++) {
         struct nextok_vocab *v = get_vocab(f);
@@ -368,18 +364,14 @@ static const char *const golden_names[] = {"gpt2", "mistral-7b-v0.1", "llama3", 
 
 static struct golden golden_doc;
 
-/* The golden file, read once; NULL when the shared data is missing. */
+/* The golden file (a fixture), read once; NULL when it cannot be read. */
 static const struct golden *golden(void)
 {
     static int done, ok;
     if (done) return ok ? &golden_doc : NULL;
     done = 1;
     char path[1024];
-    if (!data_dir()) return NULL;
-    snprintf(path, sizeof path, "%s/vocab/golden/encodings.json", data_dir());
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fclose(f);
+    fixture_path(path, sizeof path, "vocab/golden/encodings.json");
     ok = golden_load(&golden_doc, path);
     CHECK_MSG(ok, "%s: not readable", path);
     return ok ? &golden_doc : NULL;
@@ -388,7 +380,7 @@ static const struct golden *golden(void)
 TEST(golden_streaming)
 {
     const struct golden *g = golden();
-    if (!g) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    if (!g) return; /* golden() reported why */
     uint32_t all = golden_get(g, 0, "vocabs");
     for (size_t f = 0; f < N_FILES; f++) {
         struct nextok_vocab *v = get_vocab(f);
@@ -432,8 +424,8 @@ static void step(struct nextok_detok *d, int32_t id, const char *want, size_t wa
 
 TEST(adversarial_spm)
 {
-    struct nextok_vocab *v = have_data() ? get_vocab(1) : NULL; /* mistral: <0xNN> = 3 + NN */
-    if (!v) SKIP("mistral tokenizer.json not available");
+    struct nextok_vocab *v = get_vocab(1); /* mistral: <0xNN> = 3 + NN */
+    if (!v) return; /* get_vocab reported why */
     struct nextok_detok *d;
     CHECK_OK(nextok_detok_init(&d, v, NULL, NULL));
     if (!d) return;
@@ -477,8 +469,8 @@ TEST(adversarial_spm)
 
 TEST(adversarial_byte_level)
 {
-    struct nextok_vocab *v = have_data() ? get_vocab(5) : NULL; /* gpt2 gguf */
-    if (!v) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    struct nextok_vocab *v = get_vocab(5); /* gpt2 gguf */
+    if (!v) return; /* get_vocab reported why */
     int32_t fffd = nextok_vocab_find(v, "\xc3\xaf\xc2\xbf\xc2\xbd", 6); /* "ï¿½" = EF BF BD */
     int32_t e2 = nextok_vocab_find(v, "\xc3\xa2", 2);                  /* "â" = byte E2 */
     int32_t x82 = nextok_vocab_find(v, "\xc4\xa4", 2);                 /* byte 82 */
@@ -591,8 +583,8 @@ TEST(tiny_spm_rules)
 
 TEST(buffer_contract)
 {
-    struct nextok_vocab *v = have_data() ? get_vocab(5) : NULL;
-    if (!v) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    struct nextok_vocab *v = get_vocab(5);
+    if (!v) return; /* get_vocab reported why */
     struct nextok_detok *d, *c;
     CHECK_OK(nextok_detok_init(&d, v, NULL, NULL));
     if (!d) return;
@@ -628,8 +620,8 @@ TEST(buffer_contract)
 
 TEST(stream_contract)
 {
-    struct nextok_vocab *v = have_data() ? get_vocab(5) : NULL;
-    if (!v) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    struct nextok_vocab *v = get_vocab(5);
+    if (!v) return; /* get_vocab reported why */
     struct nextok_detok *d;
     CHECK_OK(nextok_detok_init(&d, v, NULL, NULL));
     if (!d) return;
@@ -660,17 +652,25 @@ TEST(stream_contract)
     nextok_detok_free(d);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    RUN(random_sequences_all_vocabs);
-    RUN(golden_streaming);
-    RUN(adversarial_spm);
-    RUN(adversarial_byte_level);
-    RUN(lossy_matches_reference);
-    RUN(random_sequences_tiny);
-    RUN(tiny_spm_rules);
-    RUN(buffer_contract);
-    RUN(stream_contract);
+    harness_init(argc, argv);
+    if (GROUP("")) {
+        RUN(random_sequences_all_vocabs);
+        RUN(golden_streaming);
+        RUN(adversarial_spm);
+        RUN(adversarial_byte_level);
+        RUN(lossy_matches_reference);
+        RUN(random_sequences_tiny);
+        RUN(tiny_spm_rules);
+        RUN(buffer_contract);
+        RUN(stream_contract);
+    }
+    /* The same streams on Llama 3, Qwen3 and Gemma 3 (kept outside the repo). */
+    if (GROUP("external") && need_external_vocabs()) {
+        RUN(random_sequences_all_vocabs);
+        RUN(golden_streaming);
+    }
     for (size_t i = 0; i < N_FILES; i++) nextok_vocab_free(vocabs[i]);
     golden_free(&golden_doc);
     return harness_done();

@@ -43,10 +43,12 @@ static void *stream_ids(void *arg)
 TEST(shared_vocab_concurrent_detok)
 {
     char path[1024];
-    const char *dir = getenv("NEXTOK_DATA_DIR");
-    snprintf(path, sizeof path, "%s/vocab/gguf/ggml-vocab-phi-3.gguf", dir ? dir : NEXTOK_DATA_DIR);
+    fixture_path(path, sizeof path, "vocab/gguf/ggml-vocab-phi-3.gguf");
     struct nextok_vocab *v = NULL;
-    if (nextok_vocab_load_file(&v, path, NULL) != NEXTOK_OK) SKIP("shared data not found");
+    struct nextok_error e = {NEXTOK_OK, ""};
+    nextok_status rc = nextok_vocab_load_file(&v, path, &e);
+    CHECK_MSG(rc == NEXTOK_OK, "%s: %s: %s", path, nextok_status_name(rc), e.msg);
+    if (rc != NEXTOK_OK) return;
     static struct job jobs[N_THREADS];
     pthread_t th[N_THREADS];
     uint64_t s = 99;

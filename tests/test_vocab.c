@@ -1,7 +1,10 @@
 /*
  * Vocabularies: loading every shipped file, queries, golden decodes
- * (../shared/data/vocab/golden/encodings.json), decoder semantics on small
+ * (tests/data/vocab/golden/encodings.json), decoder semantics on small
  * hand-made tokenizers, and every malformed-input path of the three readers.
+ * The default group uses the fixtures in tests/data/; the group "external"
+ * (`test_vocab external`) the vocabularies kept outside the repo (Llama 3,
+ * Qwen3, Gemma 3 under NEXTOK_DATA_DIR).
  */
 #include "harness.h"
 #include "nextok.h"
@@ -13,26 +16,12 @@
 
 /* ---- data ------------------------------------------------------------------ */
 
-static const char *data_dir(void)
+/* tests/data/<rel>, which must be there: a missing fixture is a failure. */
+static int fixture(char *buf, size_t cap, const char *rel)
 {
-    const char *env = getenv("NEXTOK_DATA_DIR");
-    if (env && env[0]) return env;
-#ifdef NEXTOK_DATA_DIR
-    return NEXTOK_DATA_DIR;
-#else
-    return NULL;
-#endif
-}
-
-static int data_path(char *buf, size_t cap, const char *rel)
-{
-    const char *d = data_dir();
-    if (!d) return 0;
-    snprintf(buf, cap, "%s/%s", d, rel);
-    FILE *f = fopen(buf, "rb");
-    if (!f) return 0;
-    fclose(f);
-    return 1;
+    int ok = h_readable(fixture_path(buf, cap, rel));
+    CHECK_MSG(ok, "fixture %s is missing", buf);
+    return ok;
 }
 
 static char *read_all(const char *path, size_t *n)
@@ -53,13 +42,6 @@ static char *read_all(const char *path, size_t *n)
     return p;
 }
 
-/* The shared data is there (its golden file stands for the whole folder). */
-static int have_data(void)
-{
-    char path[1024];
-    return data_path(path, sizeof path, "vocab/golden/encodings.json");
-}
-
 static double now_ms(void)
 {
     struct timespec t;
@@ -67,43 +49,68 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* The shipped vocabularies; golden = the name in encodings.json ("" if none). */
+/* The shipped vocabularies; golden = the name in encodings.json ("" if none);
+ * external: kept outside the repo, used by the group "external" only. */
 struct shipped {
     const char *file;
     const char *golden;
     int32_t n_tokens;
     enum nextok_vocab_type type;
     int strip_space; /* HF decoder strips one leading space (Strip after Fuse) */
+    int external;
     struct nextok_vocab *v;
-    int tried;
+    int tried, failed;
 };
 
 static struct shipped shipped[] = {
-    {"vocab/hf/gpt2/tokenizer.json", "gpt2", 50257, NEXTOK_VOCAB_TYPE_BPE, 0, NULL, 0},
-    {"vocab/hf/mistral-7b-v0.1/tokenizer.json", "mistral-7b-v0.1", 32000, NEXTOK_VOCAB_TYPE_SPM, 1, NULL, 0},
-    {"vocab/hf/llama3/tokenizer.json", "llama3", 128256, NEXTOK_VOCAB_TYPE_BPE, 0, NULL, 0},
-    {"vocab/hf/qwen3/tokenizer.json", "qwen3", 151669, NEXTOK_VOCAB_TYPE_BPE, 0, NULL, 0},
-    {"vocab/hf/gemma3/tokenizer.json", "gemma3", 262145, NEXTOK_VOCAB_TYPE_SPM, 0, NULL, 0},
-    {"vocab/gguf/ggml-vocab-gpt-2.gguf", "gpt2", 50257, NEXTOK_VOCAB_TYPE_BPE, 0, NULL, 0},
+    {"vocab/hf/gpt2/tokenizer.json", "gpt2", 50257, NEXTOK_VOCAB_TYPE_BPE, 0, 0, NULL, 0, 0},
+    {"vocab/hf/mistral-7b-v0.1/tokenizer.json", "mistral-7b-v0.1", 32000, NEXTOK_VOCAB_TYPE_SPM, 1, 0, NULL, 0, 0},
+    {"vocab/hf/llama3/tokenizer.json", "llama3", 128256, NEXTOK_VOCAB_TYPE_BPE, 0, 1, NULL, 0, 0},
+    {"vocab/hf/qwen3/tokenizer.json", "qwen3", 151669, NEXTOK_VOCAB_TYPE_BPE, 0, 1, NULL, 0, 0},
+    {"vocab/hf/gemma3/tokenizer.json", "gemma3", 262145, NEXTOK_VOCAB_TYPE_SPM, 0, 1, NULL, 0, 0},
+    {"vocab/gguf/ggml-vocab-gpt-2.gguf", "gpt2", 50257, NEXTOK_VOCAB_TYPE_BPE, 0, 0, NULL, 0, 0},
     /* Phi-3's vocabulary is Llama 2's plus 64 ids: the golden "llama2" ids. */
-    {"vocab/gguf/ggml-vocab-phi-3.gguf", "llama2", 32064, NEXTOK_VOCAB_TYPE_SPM, 1, NULL, 0},
-    {"vocab/tiktoken/o200k_base.tiktoken", "", 200019, NEXTOK_VOCAB_TYPE_TIKTOKEN, 0, NULL, 0},
+    {"vocab/gguf/ggml-vocab-phi-3.gguf", "llama2", 32064, NEXTOK_VOCAB_TYPE_SPM, 1, 0, NULL, 0, 0},
+    {"vocab/tiktoken/o200k_base.tiktoken", "", 200019, NEXTOK_VOCAB_TYPE_TIKTOKEN, 0, 0, NULL, 0, 0},
 };
 #define N_SHIPPED (sizeof shipped / sizeof shipped[0])
 
-/* Load (once) shipped vocabulary i; NULL when its data is missing. */
+/* Whether shipped vocabulary i belongs to this run's group. */
+static int in_run(size_t i) { return shipped[i].external == GROUP("external"); }
+
+/* Every external vocabulary is there (else the group is skipped). */
+static int need_external_vocabs(void)
+{
+    for (size_t i = 0; i < N_SHIPPED; i++)
+        if (shipped[i].external && !need_external(shipped[i].file, NULL)) return 0;
+    return 1;
+}
+
+/* Load (once) shipped vocabulary i; NULL when it belongs to the other
+ * group. A file that is missing or does not load is a failure. */
 static struct nextok_vocab *get_shipped(size_t i)
 {
     struct shipped *s = &shipped[i];
-    if (s->tried) return s->v;
+    if (!in_run(i)) return NULL;
+    if (s->tried) {
+        CHECK_MSG(!s->failed, "%s did not load (see above)", s->file);
+        return s->v;
+    }
     s->tried = 1;
     char path[1024];
-    if (!data_path(path, sizeof path, s->file)) return NULL;
+    if (s->external) external_path(path, sizeof path, s->file);
+    else fixture_path(path, sizeof path, s->file);
+    if (!h_readable(path)) {
+        CHECK_MSG(0, "%s is missing", path);
+        s->failed = 1;
+        return NULL;
+    }
     struct nextok_error e = {NEXTOK_OK, ""};
     double t0 = now_ms();
     nextok_status rc = nextok_vocab_load_file(&s->v, path, &e);
     double t1 = now_ms();
     CHECK_MSG(rc == NEXTOK_OK, "%s: %s: %s", s->file, nextok_status_name(rc), e.msg);
+    s->failed = rc != NEXTOK_OK;
     if (rc == NEXTOK_OK) printf("  loaded %-42s in %7.1f ms\n", s->file, t1 - t0);
     return s->v;
 }
@@ -117,10 +124,8 @@ static void free_shipped(void)
 
 TEST(load_all_shipped)
 {
-    char path[1024];
-    if (!data_path(path, sizeof path, "vocab/golden/encodings.json"))
-        SKIP("shared data not found (set NEXTOK_DATA_DIR)");
     for (size_t i = 0; i < N_SHIPPED; i++) {
+        if (!in_run(i)) continue;
         struct nextok_vocab *v = get_shipped(i);
         CHECK_MSG(v != NULL, "%s did not load", shipped[i].file);
         if (!v) continue;
@@ -137,7 +142,6 @@ static int32_t sid(struct nextok_vocab *v, enum nextok_vocab_special k)
 TEST(special_ids)
 {
     struct nextok_vocab *v;
-    if (!have_data()) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
     if ((v = get_shipped(0))) { /* gpt2 json: no config, names */
         CHECK_EQ_INT(sid(v, NEXTOK_VOCAB_EOS), 50256);
         CHECK(nextok_vocab_is_eog(v, 50256));
@@ -194,8 +198,8 @@ TEST(special_ids)
 
 TEST(queries)
 {
-    struct nextok_vocab *v = have_data() ? get_shipped(5) : NULL;
-    if (!v) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    struct nextok_vocab *v = get_shipped(5);
+    if (!v) return; /* get_shipped reported why */
     size_t n;
     const char *t = nextok_vocab_token_text(v, 995, &n);
     CHECK(n == 7 && memcmp(t, "\xc4\xa0world", 7) == 0);
@@ -220,8 +224,7 @@ TEST(queries)
 TEST(eog_extend)
 {
     char path[1024];
-    if (!data_path(path, sizeof path, "vocab/gguf/ggml-vocab-gpt-2.gguf"))
-        SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    if (!fixture(path, sizeof path, "vocab/gguf/ggml-vocab-gpt-2.gguf")) return;
     struct nextok_vocab *v;
     CHECK_OK(nextok_vocab_load_gguf(&v, path, NULL));
     if (!v) return;
@@ -257,14 +260,14 @@ static size_t unhex(const char *h, unsigned char *out)
 
 static struct golden golden;
 
-/* The golden file, read once; NULL when the shared data is missing. */
+/* The golden file (a fixture), read once; NULL when it cannot be read. */
 static const struct golden *golden_root(void)
 {
     static int tried, ok;
     char path[1024];
     if (tried) return ok ? &golden : NULL;
     tried = 1;
-    if (!data_path(path, sizeof path, "vocab/golden/encodings.json")) return NULL;
+    if (!fixture(path, sizeof path, "vocab/golden/encodings.json")) return NULL;
     ok = golden_load(&golden, path);
     CHECK_MSG(ok, "%s: not readable", path);
     return ok ? &golden : NULL;
@@ -307,7 +310,7 @@ static void golden_sample(struct nextok_vocab *v, const struct shipped *s, const
 TEST(golden_decode)
 {
     const struct golden *g = golden_root();
-    if (!g) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    if (!g) return; /* golden_root reported why */
     uint32_t vocabs = golden_get(g, 0, "vocabs");
     int n_checked = 0;
     for (size_t i = 0; i < N_SHIPPED; i++) {
@@ -318,7 +321,8 @@ TEST(golden_decode)
             golden_sample(v, &shipped[i], g, golden_at(g, list, k));
         n_checked++;
     }
-    CHECK_EQ_INT(n_checked, 7); /* all six golden vocabularies, gpt2 twice */
+    /* all six golden vocabularies, gpt2 twice: 4 fixtures + 3 external */
+    CHECK_EQ_INT(n_checked, GROUP("external") ? 3 : 4);
 }
 
 /* Decode equals the sample's text except where HF itself differs (documented
@@ -327,7 +331,7 @@ TEST(golden_decode)
 TEST(golden_text_roundtrip)
 {
     const struct golden *g = golden_root();
-    if (!g) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    if (!g) return; /* golden_root reported why */
     uint32_t vocabs = golden_get(g, 0, "vocabs");
     for (size_t i = 0; i < N_SHIPPED; i++) {
         struct nextok_vocab *v = get_shipped(i);
@@ -357,8 +361,8 @@ TEST(golden_text_roundtrip)
 /* o200k: tokens are raw bytes; every single byte is a token. */
 TEST(tiktoken_bytes)
 {
-    struct nextok_vocab *v = have_data() ? get_shipped(7) : NULL;
-    if (!v) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    struct nextok_vocab *v = get_shipped(7);
+    if (!v) return; /* get_shipped reported why */
     const char *text = "Grüße, 世界! 😀 \xf0\x9f\x87\xaa\xf0\x9f\x87\xb8";
     int32_t ids[64];
     size_t n = strlen(text);
@@ -379,8 +383,8 @@ TEST(tiktoken_bytes)
 
 TEST(decode_buffer_contract)
 {
-    struct nextok_vocab *v = have_data() ? get_shipped(5) : NULL;
-    if (!v) SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    struct nextok_vocab *v = get_shipped(5);
+    if (!v) return; /* get_shipped reported why */
     int32_t ids[3] = {15496, 995, 0}; /* "Hello world!" */
     size_t n = 99;
     char buf[16];
@@ -714,8 +718,7 @@ TEST(json_documents)
 TEST(json_truncated_real)
 {
     char path[1024];
-    if (!data_path(path, sizeof path, "vocab/hf/mistral-7b-v0.1/tokenizer.json"))
-        SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    if (!fixture(path, sizeof path, "vocab/hf/mistral-7b-v0.1/tokenizer.json")) return;
     size_t size;
     char *data = read_all(path, &size);
     CHECK(data != NULL);
@@ -919,8 +922,7 @@ TEST(gguf_malformed)
 TEST(gguf_truncated_real)
 {
     char path[1024];
-    if (!data_path(path, sizeof path, "vocab/gguf/ggml-vocab-phi-3.gguf"))
-        SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    if (!fixture(path, sizeof path, "vocab/gguf/ggml-vocab-phi-3.gguf")) return;
     size_t size;
     char *data = read_all(path, &size);
     CHECK(data != NULL);
@@ -1005,8 +1007,7 @@ TEST(load_file_errors)
     CHECK_EQ_INT(nextok_vocab_load_file(NULL, "x", &e), NEXTOK_ERR_INVALID_ARG);
     CHECK_EQ_INT(nextok_vocab_load_file(&v, NULL, &e), NEXTOK_ERR_INVALID_ARG);
     char path[1024];
-    if (!data_path(path, sizeof path, "vocab/golden/encodings.json")) return;
-    snprintf(path, sizeof path, "%s/vocab/hf", data_dir()); /* a directory without tokenizer.json */
+    fixture_path(path, sizeof path, "vocab/hf"); /* a directory without tokenizer.json */
     CHECK_EQ_INT(nextok_vocab_load_file(&v, path, &e), NEXTOK_ERR_IO);
 }
 
@@ -1014,8 +1015,7 @@ TEST(load_file_errors)
 TEST(llama3_load_time)
 {
     char path[1024];
-    if (!data_path(path, sizeof path, "vocab/hf/llama3/tokenizer.json"))
-        SKIP("shared data not found (set NEXTOK_DATA_DIR)");
+    external_path(path, sizeof path, "vocab/hf/llama3/tokenizer.json");
     double best = 1e9;
     for (int i = 0; i < 3; i++) {
         struct nextok_vocab *v = NULL;
@@ -1029,27 +1029,37 @@ TEST(llama3_load_time)
            best);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    RUN(load_all_shipped);
-    RUN(special_ids);
-    RUN(queries);
-    RUN(eog_extend);
-    RUN(golden_decode);
-    RUN(golden_text_roundtrip);
-    RUN(tiktoken_bytes);
-    RUN(decode_buffer_contract);
-    RUN(decoder_semantics);
-    RUN(config_files);
-    RUN(json_malformed);
-    RUN(json_documents);
-    RUN(json_truncated_real);
-    RUN(gguf_handmade);
-    RUN(gguf_malformed);
-    RUN(gguf_truncated_real);
-    RUN(tiktoken_malformed);
-    RUN(load_file_errors);
-    RUN(llama3_load_time);
+    harness_init(argc, argv);
+    if (GROUP("")) {
+        RUN(load_all_shipped);
+        RUN(special_ids);
+        RUN(queries);
+        RUN(eog_extend);
+        RUN(golden_decode);
+        RUN(golden_text_roundtrip);
+        RUN(tiktoken_bytes);
+        RUN(decode_buffer_contract);
+        RUN(decoder_semantics);
+        RUN(config_files);
+        RUN(json_malformed);
+        RUN(json_documents);
+        RUN(json_truncated_real);
+        RUN(gguf_handmade);
+        RUN(gguf_malformed);
+        RUN(gguf_truncated_real);
+        RUN(tiktoken_malformed);
+        RUN(load_file_errors);
+    }
+    /* The same checks on Llama 3, Qwen3 and Gemma 3 (kept outside the repo). */
+    if (GROUP("external") && need_external_vocabs()) {
+        RUN(load_all_shipped);
+        RUN(special_ids);
+        RUN(golden_decode);
+        RUN(golden_text_roundtrip);
+        RUN(llama3_load_time);
+    }
     free_shipped();
     golden_free(&golden);
     return harness_done();
