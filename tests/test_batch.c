@@ -146,6 +146,51 @@ TEST(test_batch_errors)
     nextok_threadpool_free(NULL);
 }
 
+static nextok_status pick_first(struct nextok_sampler *s, struct nextok_token_data_array *cur,
+                                uint64_t step)
+{
+    (void)s, (void)step;
+    cur->selected = 0;
+    return NEXTOK_OK;
+}
+
+static const char *pick_first_name(const struct nextok_sampler *s)
+{
+    (void)s;
+    return "pick-first";
+}
+
+/*
+ * sample_n's errors, as nextok.h states them: a chain without a selector is
+ * NEXTOK_ERR_STATE for any n (it was ERR_UNSUPPORTED for n > 1, with a
+ * message about the selector not being built in); a user selector can give
+ * one token but not the distribution of more (ERR_UNSUPPORTED, naming it).
+ */
+TEST(test_sample_n_errors)
+{
+    static float row[V];
+    for (size_t i = 0; i < V; i++) row[i] = gauss();
+    struct nextok_chain_params cp = nextok_chain_default_params();
+    cp.n_vocab = V;
+    struct nextok_chain *c = NULL;
+    CHECK_OK(nextok_chain_init(&c, &cp, NULL));
+    struct nextok_sampler *s = NULL;
+    CHECK_OK(nextok_sampler_init_top_k(&s, 5, NEXTOK_TIES_EXACT, NULL));
+    CHECK_OK(nextok_chain_add(c, s));
+    int32_t tok[3] = {7, 7, 7};
+    for (size_t n = 1; n <= 3; n++) {
+        CHECK_EQ_INT(nextok_chain_sample_n(c, row, NEXTOK_DTYPE_F32, n, tok), NEXTOK_ERR_STATE);
+        CHECK(strstr(nextok_chain_errmsg(c), "no selector") != NULL);
+    }
+    static const struct nextok_sampler_i user = {.name = pick_first_name, .apply = pick_first};
+    CHECK_OK(nextok_sampler_init(&s, &user, NULL));
+    CHECK_OK(nextok_chain_add(c, s));
+    CHECK_OK(nextok_chain_sample_n(c, row, NEXTOK_DTYPE_F32, 1, tok));
+    CHECK_EQ_INT(nextok_chain_sample_n(c, row, NEXTOK_DTYPE_F32, 3, tok), NEXTOK_ERR_UNSUPPORTED);
+    CHECK(strstr(nextok_chain_errmsg(c), "pick-first") != NULL);
+    nextok_chain_free(c);
+}
+
 TEST(test_batch_parallel_sampling)
 {
     static float row[V];
@@ -208,5 +253,6 @@ int main(void)
     RUN(test_batch_independence);
     RUN(test_batch_errors);
     RUN(test_batch_parallel_sampling);
+    RUN(test_sample_n_errors);
     return harness_done();
 }
