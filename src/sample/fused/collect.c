@@ -464,6 +464,67 @@ size_t nextok__fz_emit_top(struct nextok__fz_run *r, size_t need)
     return n;
 }
 
+/* One LSD pass of 11 bits at `shift` from src into dst; false (nothing
+ * moved) when every key has the same digit there. */
+static bool radix_pass(const uint64_t *src, uint64_t *dst, size_t n, unsigned shift)
+{
+    size_t count[2048] = {0};
+    for (size_t i = 0; i < n; i++) count[(src[i] >> shift) & 2047]++;
+    if (count[(src[0] >> shift) & 2047] == n) return false;
+    size_t off = 0;
+    for (size_t b = 0; b < 2048; b++) {
+        const size_t c = count[b];
+        count[b] = off;
+        off += c;
+    }
+    for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 2047]++] = src[i];
+    return true;
+}
+
+/*
+ * nextok__fz_sort for many candidates (top-p's survivors when a stage
+ * follows it: most of a flat row): 64-bit keys (the value's order key
+ * inverted, then the index) sorted by an LSD radix sort of the value half,
+ * 11 bits a pass, passes over a constant digit skipped, then the records
+ * permuted through
+ * the workspace's id, value and scratch arrays. The same order as the
+ * comparison sort (index ascending is id ascending for an array in id
+ * order, and a tie of values is broken by the index either way only when
+ * the ids ascend: the caller's case), in linear time: flat V 128256 top-p
+ * 0.9 followed by min-p sorted 78k candidates in about 17 ms by comparison.
+ */
+void nextok__fz_sort_many(struct nextok__fused *f, struct nextok_token_data *a, size_t n)
+{
+    if (n <= 4096 || !f->cq) {
+        nextok__fz_sort(a, n);
+        return;
+    }
+    if (!f->cq2) f->cq2 = malloc(((size_t)f->n_vocab + NEXTOK__FZ_SLACK) * sizeof *f->cq2);
+    if (!f->cq2) {
+        nextok__fz_sort(a, n);
+        return;
+    }
+    uint64_t *k = f->cq, *t = f->cq2;
+    for (size_t i = 0; i < n; i++) {
+        k[i] = (uint64_t)~fz_vkey(a[i].logit) << 32 | (uint32_t)i;
+        f->cids[i] = a[i].id;
+        f->cvals[i] = a[i].logit;
+        f->sel[i] = a[i].p;
+    }
+    /* the index half needs no pass: the keys start in index order, and
+     * every pass keeps the order of equal digits */
+    for (unsigned shift = 32; shift < 64; shift += 11)
+        if (radix_pass(k, t, n, shift)) {
+            uint64_t *x = k;
+            k = t;
+            t = x;
+        }
+    for (size_t j = 0; j < n; j++) {
+        const uint32_t i = (uint32_t)k[j];
+        a[j] = (struct nextok_token_data){f->cids[i], f->cvals[i], f->sel[i]};
+    }
+}
+
 void nextok__fz_set_out(struct nextok__fz_run *r, size_t n, bool sorted)
 {
     if (sorted) nextok__fz_sort(r->work, n);

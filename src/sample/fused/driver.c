@@ -26,6 +26,7 @@ void nextok__fused_free(struct nextok__fused *f)
     free(f->dist.cum);
     free(f->dist.gmax);
     free(f->cq);
+    free(f->cq2);
     free(f->hq);
     free(f->tpw);
     free(f->hn);

@@ -148,7 +148,8 @@ struct nextok__fused {
     struct nextok__dist dist;
 
     /* top-p and typical by histograms of mass, allocated on first use */
-    uint64_t *cq;       /* masses of the gathered candidates                 */
+    uint64_t *cq;       /* masses of the gathered candidates; sort keys      */
+    uint64_t *cq2;      /* the radix sort's second key buffer (lazy)         */
     uint64_t (*hq)[NEXTOK__FZ_HBINS]; /* 2 mass histograms                   */
     uint32_t (*hn)[NEXTOK__FZ_HBINS]; /* and counts                          */
     double *tpw;        /* 2 x HBINS: top-p's estimated weight per bucket    */
@@ -263,6 +264,9 @@ size_t nextok__fz_emit_ge(struct nextok__fz_run *r, double th);
 size_t nextok__fz_emit_top(struct nextok__fz_run *r, size_t need);
 /* a[0..n) in sorted order (value descending, -0 equal to +0, id ascending). */
 void nextok__fz_sort(struct nextok_token_data *a, size_t n);
+/* The same for a[0..n) in id order, many of them (a radix sort through the
+ * workspace; cq, cids, cvals and sel are clobbered). */
+void nextok__fz_sort_many(struct nextok__fused *f, struct nextok_token_data *a, size_t n);
 /* r->out = r->work[0..n), sorted first when sorted. */
 void nextok__fz_set_out(struct nextok__fz_run *r, size_t n, bool sorted);
 

@@ -280,7 +280,9 @@ static float tp_bucket_floor(const struct nextok__fused *f, int32_t kb, uint32_t
 /* Survivors in sorted order into r->work (the chain's top-p output). */
 static void tp_emit(struct nextok__fz_run *r, float L, int32_t cut)
 {
-    nextok__fz_set_out(r, nextok__fz_emit_kept(r, &(struct nextok__fz_kept){.L = L, .id = cut}, true), true);
+    const size_t n = nextok__fz_emit_kept(r, &(struct nextok__fz_kept){.L = L, .id = cut}, true);
+    nextok__fz_sort_many(r->f, r->work, n); /* emit_kept leaves them in id order */
+    r->out = (struct nextok_token_data_array){r->work, n, -1, true};
 }
 
 /* dist right after the cut: the dense weights with every non-survivor at 0
