@@ -909,7 +909,7 @@ static bool minp_dense_draw(struct nextok_chain *c, struct run *r, float thf, fl
     f->dref = un ? nextok__wref_unscaled : f->cref;
     f->dN = un ? f->cref.n : 0;
     f->dmax = m;
-    r->k->weights_ge(r->row, r->dt, r->V, r->t, &f->dref, tau, f->dw, f->dbs, f->dcum);
+    r->fk->weights_ge(r->row, r->dt, r->V, r->t, &f->dref, tau, f->dw, f->dbs, f->dcum);
     cut_draw(c, r, thf, INT32_MAX, true, seed);
     return true;
 }
@@ -1131,7 +1131,7 @@ static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nexto
     const float center = sigma_center(r);
     int nf = 0;
     double s_row = 0.0, q_row = 0.0;
-    const float mx = r->k->sum_sq(r->row, r->dt, r->V, r->t, center, &nf, &s_row, &q_row);
+    const float mx = r->fk->sum_sq(r->row, r->dt, r->V, r->t, center, &nf, &s_row, &q_row);
     if (nf) return false;
     /* the chain's m, as dense_max: P of the row maximum unless a touched id
      * holds it (its override may be lower, or it may be removed) */
@@ -1167,7 +1167,7 @@ static bool fuse_sigma(struct nextok_chain *c, struct run *r, const struct nexto
              * double; both intervals hold the chain's threshold, so their
              * intersection does, and work holds every candidate >= tlo */
             double s2 = 0.0, q2 = 0.0, lo2, hi2;
-            r->k->sum_sq_dbl(r->row, r->dt, r->V, r->t, (double)center, &s2, &q2);
+            r->fk->sum_sq_dbl(r->row, r->dt, r->V, r->t, (double)center, &s2, &q2);
             if (sigma_bounds(r, n_touched, (double)center, s2, q2, 0.0, 0x1p-1074, &lo2, &hi2)) {
                 double tlo2, thi2;
                 sigma_threshold(nsig, m, lo2, hi2, &tlo2, &thi2);
@@ -1298,7 +1298,7 @@ bool dense_prepare(struct run *r, bool patch, bool bmax)
     const size_t V = r->V, nb = (V + 63) / 64;
     if (!dense_reserve(f)) return false;
     float lo, hi, m;
-    r->k->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, f->dw, f->dbs, f->dcum, bmax ? f->dbmax : NULL, &lo, &hi);
+    r->fk->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, f->dw, f->dbs, f->dcum, bmax ? f->dbmax : NULL, &lo, &hi);
     if (nextok__wref_unscaled_ok(lo, hi) && ov_unscaled_ok(r, lo, hi)) {
         if (!isfinite(f->dcum[nb - 1])) return false; /* in range, so a NaN */
         if (!cand_max(r, hi, &m)) return false;
@@ -1309,7 +1309,7 @@ bool dense_prepare(struct run *r, bool patch, bool bmax)
         if (!dense_max(r, &m)) return false;
         f->cref = f->dref = nextok__wref_of(m);
         f->dN = 0;
-        r->k->weights(r->row, r->dt, V, r->t, &f->dref, f->dw, f->dbs, f->dcum, bmax ? f->dbmax : NULL, &lo, &hi);
+        r->fk->weights(r->row, r->dt, V, r->t, &f->dref, f->dw, f->dbs, f->dcum, bmax ? f->dbmax : NULL, &lo, &hi);
     }
     f->dz = f->dcum[nb - 1];
     f->dmax = m;
@@ -1596,8 +1596,8 @@ nextok_status nextok__fused_run(struct nextok_chain *c, const void *logits, enum
     if (f->has_allowed) return run_allowed(c, f, logits, dtype, handled);
     size_t n_touched = 0;
     if (!apply_overrides(f, c, logits, dtype, &n_touched)) return NEXTOK_OK;
-    struct run r = {f, nextok__kernels(), logits, dtype, (size_t)c->params.n_vocab, 0, 1.0f, 0, 0,
-                    n_touched, 0};
+    struct run r = {f, nextok__kernels(), nextok__fused_kernels(), logits, dtype, (size_t)c->params.n_vocab,
+                    0, 1.0f, 0, 0, n_touched, 0};
     r.n_set = r.V - f->n_removed;
     f->tmarked = false;
     size_t tail = r.n_set ? run_prefix(c, &r, f->n_proc) : (size_t)-1;

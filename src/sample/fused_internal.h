@@ -106,6 +106,7 @@ struct nextok__fused {
 struct run {
     struct nextok__fused *f;
     const struct nextok__kernels *k;
+    const struct nextok__fused_kernels *fk;
     const void *row;
     enum nextok_dtype dt;
     size_t V;       /* row length                                          */

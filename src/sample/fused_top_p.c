@@ -188,7 +188,7 @@ static void tp_masses(const struct run *r, float scale, const float th[4], uint6
     /* the group maxima of the row's processed values (dense_prepare): a
      * group below th[3] holds no x >= raw[3] (P is monotone), so the kernel
      * only adds its total */
-    r->k->mass_above(r->row, r->dt, r->V, f->dw, scale, raw, f->dbmax, th[3], q, counts ? cnt : NULL);
+    r->fk->mass_above(r->row, r->dt, r->V, f->dw, scale, raw, f->dbmax, th[3], q, counts ? cnt : NULL);
     for (size_t t = 0; t < r->n_touched; t++) {
         const size_t id = (size_t)f->touched[t];
         const float x = nextok__row_get(r->row, r->dt, id);
@@ -330,8 +330,8 @@ static size_t tp_gather(struct run *r, float vlo, float vhi, float scale)
     const size_t esz = nextok_dtype_size(r->dt);
     size_t nc = 0, g = 0, lo, hi;
     while (active_run(r, vlo, &g, &lo, &hi))
-        nc += r->k->compact_range((const char *)r->row + lo * esz, r->dt, hi - lo, rlo, rhi, (int32_t)lo,
-                                  f->cids + nc, f->cvals + nc, r->V - nc);
+        nc += r->fk->compact_range((const char *)r->row + lo * esz, r->dt, hi - lo, rlo, rhi, (int32_t)lo,
+                                   f->cids + nc, f->cvals + nc, r->V - nc);
     return tp_take_interval(r, nc, vlo, vhi, scale);
 }
 
@@ -527,8 +527,8 @@ static void tp_dense_draw(struct nextok_chain *c, const struct run *r, float L,
     size_t done = 0, g = 0, lo, hi;
     while (active_run(r, L, &g, &lo, &hi)) {
         for (size_t b = (done + 63) / 64; b < lo / 64; b++) f->dbs[b] = 0.0;
-        r->k->cut_weights((const char *)r->row + lo * esz, r->dt, hi - lo, gt, eq,
-                          cut == INT32_MAX ? INT32_MAX : cut - (int32_t)lo, f->dw + lo, f->dbs + lo / 64);
+        r->fk->cut_weights((const char *)r->row + lo * esz, r->dt, hi - lo, gt, eq,
+                           cut == INT32_MAX ? INT32_MAX : cut - (int32_t)lo, f->dw + lo, f->dbs + lo / 64);
         done = hi;
     }
     for (size_t b = (done + 63) / 64; b < nb; b++) f->dbs[b] = 0.0; /* hi == V may end mid-block */
@@ -625,8 +625,8 @@ static int tp_band_cross(struct run *r, const struct nextok__p_top_p *q, float s
     if (!(vlo < vhi) || vlo == -INFINITY) return 2;
     const float rhi = preimage(vhi, r->t), rlo = preimage(vlo, r->t);
     uint64_t qb[3], cb[3] = {0, 0, 0};
-    const size_t got = r->k->mass_band(r->row, r->dt, r->V, f->dw, scale, rhi, rlo, f->dbmax, vlo,
-                                       qb, mk > 1 ? cb : NULL, 0, f->cids, f->cvals, r->V);
+    const size_t got = r->fk->mass_band(r->row, r->dt, r->V, f->dw, scale, rhi, rlo, f->dbmax, vlo,
+                                        qb, mk > 1 ? cb : NULL, 0, f->cids, f->cvals, r->V);
     const uint64_t c1 = mk > 1;
     for (size_t t = 0; t < r->n_touched; t++) { /* as tp_masses */
         const size_t id = (size_t)f->touched[t];

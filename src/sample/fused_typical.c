@@ -62,7 +62,7 @@ static float ty_center(const struct run *r)
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
-    r->k->wvsum(r->row, r->dt, V, r->t, f->dw, f->tys);
+    r->fk->wvsum(r->row, r->dt, V, r->t, f->dw, f->tys);
     size_t last = nb; /* the last block redone, to skip repeats */
     for (size_t j = 0; j < r->n_touched; j++) {
         const size_t b = (size_t)f->touched[j] >> 6;
@@ -172,7 +172,7 @@ static void ty_bracket(const struct run *r, float center, float scale, float p, 
 static size_t ty_scan(struct run *r, struct nextok__typscan *ts)
 {
     struct nextok__fused *f = r->f;
-    size_t m = r->k->typscan(r->row, r->dt, r->V, r->t, f->dw, ts, f->sel, f->cids, f->cvals);
+    size_t m = r->fk->typscan(r->row, r->dt, r->V, r->t, f->dw, ts, f->sel, f->cids, f->cvals);
     for (size_t j = 0; j < r->n_touched; j++) {
         const int32_t id = f->touched[j];
         const uint32_t k = ty_bits(f->sel[id]);
@@ -305,7 +305,7 @@ static void ty_dense_draw(struct nextok_chain *c, const struct run *r, size_t nt
     const size_t V = r->V, nb = (V + 63) / 64;
     const uint32_t kls = ty_bits(ls);
     for (size_t k = 0; k < nt; k++) c->work[k].p = f->dw[c->work[k].id];
-    r->k->cut_keys(f->dw, f->sel, V, kls, f->dbs);
+    r->fk->cut_keys(f->dw, f->sel, V, kls, f->dbs);
     for (size_t k = 0; k < nt; k++) {
         f->dw[c->work[k].id] = c->work[k].p;
         f->tys[(size_t)c->work[k].id >> 6] = -1.0; /* tys is free after ty_center: dirty marks */
