@@ -349,6 +349,19 @@ AI void sumsq_step(vf x, vf dv, vf c, float div, vf *m, vf *s, vf *q)
     *q = vf_fmadd(x, x, *q);
 }
 
+/* The streams' partials added as a tree, written out (a loop over the
+ * array left it in memory). */
+AI vf streams_sum(const vf a[SUMSQ_STREAMS])
+{
+#if SUMSQ_STREAMS == 4
+    return vf_add(vf_add(a[0], a[1]), vf_add(a[2], a[3]));
+#elif SUMSQ_STREAMS == 2
+    return vf_add(a[0], a[1]);
+#else
+#error "SUMSQ_STREAMS: 2 or 4"
+#endif
+}
+
 AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float center, int *nonfinite,
                     double *sum, double *sumsq)
 {
@@ -363,15 +376,11 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
         UNROLL for (int u = 0; u < S; u++) s[u] = q[u] = vf_zero();
         for (size_t j = i; j < i + CHUNK; j += (size_t)S * VL)
             UNROLL for (int u = 0; u < S; u++) sumsq_step(vf_load_dt(row, dt, j + (size_t)u * VL), dv, c, div, &m[u], &s[u], &q[u]);
-        UNROLL for (int w = 1; w < S; w *= 2)
-            UNROLL for (int u = 0; u + w < S; u += 2 * w) {
-                s[u] = vf_add(s[u], s[u + w]);
-                q[u] = vf_add(q[u], q[u + w]);
-            }
-        s0 = vd_add(s0, vd_lo(s[0]));
-        s1 = vd_add(s1, vd_hi(s[0]));
-        q0 = vd_add(q0, vd_lo(q[0]));
-        q1 = vd_add(q1, vd_hi(q[0]));
+        const vf fs = streams_sum(s), fq = streams_sum(q);
+        s0 = vd_add(s0, vd_lo(fs));
+        s1 = vd_add(s1, vd_hi(fs));
+        q0 = vd_add(q0, vd_lo(fq));
+        q1 = vd_add(q1, vd_hi(fq));
     }
     for (; i < n; i += VL) {
         vf v = vf_load_dt_tail(row, dt, i, n - i, -INFINITY);
@@ -391,9 +400,11 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
         (void)max_impl(dt, row, n, &nf);
         *nonfinite |= nf;
     }
-    UNROLL for (int w = 1; w < S; w *= 2)
-        UNROLL for (int u = 0; u + w < S; u += 2 * w) m[u] = vf_max(m[u], m[u + w]);
-    return vf_hmax(m[0]);
+#if SUMSQ_STREAMS == 4
+    return vf_hmax(vf_max(vf_max(m[0], m[1]), vf_max(m[2], m[3])));
+#else
+    return vf_hmax(vf_max(m[0], m[1]));
+#endif
 }
 
 KERNEL float simd_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center, int *nonfinite,
