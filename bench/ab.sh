@@ -2,9 +2,13 @@
 # Side-by-side A/B of two nextok CLI binaries on the `nextok bench` rows of
 # the kernel rework (issue 14): for every row, the two binaries run
 # alternately (A B A B ...) N times each, one process per run, and the table
-# gives the median ns_per_row of each and the ratio B / A (> 1: B slower).
-# Alternating processes spread a shared machine's load over both sides; on a
-# noisy machine rerun the rows that look slower (-r) with more runs (-n).
+# gives the median ns_per_row of each and the ratio B / A (> 1: B slower),
+# then the same for the fastest process of each. Alternating processes
+# spread a shared machine's load over both sides; on a noisy machine rerun
+# the rows that look slower (-r) with more runs (-n). Some rows are bimodal
+# by process (the same binary runs at one of two speeds some 8 % apart, by
+# where its buffers land), so a median of few runs can move by that much;
+# the fastest processes compare like with like there.
 #
 # usage: bench/ab.sh [-n RUNS] [-r REGEX] A_BIN B_BIN
 #   -n RUNS   processes per binary and row (default 5)
@@ -79,7 +83,7 @@ one() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-printf '%-44s %10s %10s %7s\n' row "A ns" "B ns" "B/A"
+printf '%-44s %9s %9s %6s %9s %9s %6s\n' row "A med" "B med" "B/A" "A min" "B min" "B/A"
 rows | while IFS='|' read -r label envs flags; do
     if [ -n "$filter" ] && ! grep -Eq -- "$filter" <<<"$label"; then continue; fi
     ta=() tb=()
@@ -89,5 +93,9 @@ rows | while IFS='|' read -r label envs flags; do
     done
     ma=$(printf '%s\n' "${ta[@]}" | median)
     mb=$(printf '%s\n' "${tb[@]}" | median)
-    printf '%-44s %10.0f %10.0f %7.3f\n' "$label" "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN { print b / a }')"
+    la=$(printf '%s\n' "${ta[@]}" | sort -g | head -1)
+    lb=$(printf '%s\n' "${tb[@]}" | sort -g | head -1)
+    printf '%-44s %9.0f %9.0f %6.3f %9.0f %9.0f %6.3f\n' "$label" "$ma" "$mb" \
+        "$(awk -v a="$ma" -v b="$mb" 'BEGIN { print b / a }')" "$la" "$lb" \
+        "$(awk -v a="$la" -v b="$lb" 'BEGIN { print b / a }')"
 done

@@ -159,6 +159,19 @@ KERNEL size_t simd_block_max(const void *row, enum nextok_dtype dt, size_t n, fl
  * whole span fits in the room left. */
 AI bool dense_fits(size_t c, size_t cap, size_t len) { return c <= cap && cap - c >= len + VL; }
 
+/* Whether a lane of the CMP_U masks is set: ORs as a tree, the last pair
+ * tested together (AVX-512: kor, kor, kortest). */
+AI bool any_of(const vm m[CMP_U])
+{
+#if CMP_U == 4
+    return vm_any2(vm_or(m[0], m[1]), vm_or(m[2], m[3]));
+#elif CMP_U == 2
+    return vm_any2(m[0], m[1]);
+#else
+#error "CMP_U: 2 or 4"
+#endif
+}
+
 /* The lanes of x that pass: x >= lo (range = 0) or lo <= x <= hi (range = 1). */
 AI vm pass_v(vf x, vf l, vf h, int range)
 {
@@ -189,15 +202,13 @@ AI size_t compact_impl(enum nextok_dtype dt, int range, const void *row, size_t 
         } else {
             for (; i < end; i += step) {
                 vf x[CMP_U];
-                vm m[CMP_U], any[CMP_U];
+                vm m[CMP_U];
                 UNROLL for (int u = 0; u < CMP_U; u++) {
                     x[u] = vf_load_dt(row, dt, i + (size_t)u * VL);
                     if (!range) ex = vi_max_u32(ex, vi_and(vf_as_vi(x[u]), em));
-                    any[u] = m[u] = pass_v(x[u], l, h, range);
+                    m[u] = pass_v(x[u], l, h, range);
                 }
-                UNROLL for (int w = 1; w < CMP_U; w *= 2) /* a tree of ORs */
-                    UNROLL for (int u = 0; u + w < CMP_U; u += 2 * w) any[u] = vm_or(any[u], any[u + w]);
-                if (__builtin_expect(vm_any(any[0]), 0))
+                if (__builtin_expect(any_of(m), 0))
                     UNROLL for (int u = 0; u < CMP_U; u++)
                         if (vm_any(m[u]))
                             c = vf_compress_emit(x[u], m[u], base + (int32_t)(i + (size_t)u * VL), ids, vals, cap, c);

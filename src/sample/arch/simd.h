@@ -42,7 +42,8 @@
  *   vi_cmpeq, vi_cmpgt_i32 (signed), vi_cmpgt_u32, vi_cmplt_u32, vi_cmple_u32
  *   (unsigned)
  *   vm_first(left)         lanes < left
- *   vm_and vm_or vm_andnot(a, b) = a & ~b, vm_any, vm_bits (lane l = bit l),
+ *   vm_and vm_or vm_andnot(a, b) = a & ~b, vm_any, vm_any2(a, b) (a lane of
+ *   a | b; AVX-512: one kortest), vm_bits (lane l = bit l),
  *   vm_count (popcount), vm_word64(m[64 / VL]): the masks of 64 consecutive
  *   lanes as one word (m[j] lane l = bit VL j + l)
  *   vm_lo(m), vm_hi(m)     the vmd of lanes 0 .. VL/2-1, VL/2 .. VL-1

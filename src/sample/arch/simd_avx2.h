@@ -43,6 +43,7 @@ AI vm vm_and(vm a, vm b) { return _mm256_and_ps(a, b); }
 AI vm vm_or(vm a, vm b) { return _mm256_or_ps(a, b); }
 AI vm vm_andnot(vm a, vm b) { return _mm256_andnot_ps(b, a); }
 AI bool vm_any(vm m) { return _mm256_movemask_ps(m) != 0; } /* vmovmskps + a fused test-and-branch */
+AI bool vm_any2(vm a, vm b) { return vm_any(_mm256_or_ps(a, b)); }
 AI unsigned vm_bits(vm m) { return (unsigned)_mm256_movemask_ps(m); }
 AI unsigned vm_count(vm m) { return (unsigned)__builtin_popcount(vm_bits(m)); }
 AI vmd vm_lo(vm m) { return _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_castps256_ps128(m))); }

@@ -36,7 +36,8 @@ AI vm vm_first(size_t left) { return left >= 16 ? (vm)0xffff : (vm)((1u << left)
 AI vm vm_and(vm a, vm b) { return (vm)(a & b); }
 AI vm vm_or(vm a, vm b) { return (vm)(a | b); }
 AI vm vm_andnot(vm a, vm b) { return (vm)(a & ~b); }
-AI bool vm_any(vm m) { return m != 0; }
+AI bool vm_any(vm m) { return !_kortestz_mask16_u8(m, m); }
+AI bool vm_any2(vm a, vm b) { return !_kortestz_mask16_u8(a, b); }
 AI unsigned vm_bits(vm m) { return m; }
 AI unsigned vm_count(vm m) { return (unsigned)__builtin_popcount(m); }
 AI vmd vm_lo(vm m) { return (vmd)m; }
