@@ -20,7 +20,6 @@ AI size_t cands_emit(const int32_t *ids, vf v, vm m, struct nextok_token_data *o
 }
 
 #define CMP_U 2         /* compact_ge's sparse loop: 16 elements a branch */
-#define SUMSQ_STREAMS 2 /* sum_sq: 128-element chunks */
 
 #include "kernels_body.h"
 

@@ -33,7 +33,6 @@ AI size_t cands_emit(const int32_t *ids, vf v, vm m, struct nextok_token_data *o
 }
 
 #define CMP_U 4         /* compact_ge's sparse loop: 64 elements a branch */
-#define SUMSQ_STREAMS 4 /* sum_sq: 512-element chunks */
 
 #include "kernels_body.h"
 

@@ -10,8 +10,8 @@
  *   size_t cands_emit(const int32_t *ids, vf v, vm m, struct nextok_token_data *out, size_t k)
  *     writes out[k++] = {ids[l], lane l of v, 0} for the lanes l of m in
  *     order (ids[l] read only for those lanes); returns k.
- * Tuning (the ISA file's): CMP_U vectors a step in compact_ge's sparse loop,
- * SUMSQ_STREAMS independent streams in sum_sq.
+ * Tuning (the ISA file's): CMP_U (2 or 4) vectors a step in compact_ge's
+ * sparse loop.
  *
  * Exactness (kernels.h): the canonical weights' lane sums are formed in the
  * 16 lanes of nextok__wblock whatever VL is: a 64-element block is 64 / VL
@@ -341,13 +341,14 @@ KERNEL void simd_probs(const float *w, size_t n, double z, float *p)
 
 /* ---- sum / sum of squares (estimate) ---------------------------------------- */
 
-/* Chunks of SUMSQ_STREAMS x VL x 8 elements: SUMSQ_STREAMS streams of VL
- * lanes, each lane a float partial of 8 terms; the streams are added as a
- * tree ((a + b) + (c + d) for four), so each term sees at most 8 + log2
- * SUMSQ_STREAMS float roundings, within NEXTOK__SUMSQ_BLOCK, then widened to
- * double. The tail: one float term per partial. The non-finite flag costs
- * nothing per element: a NaN or ±inf makes the sum of squares non-finite,
- * and only then is the row scanned again for it. */
+/* Chunks of 4 x VL x 8 elements: four streams of VL lanes, each lane a
+ * float partial of 8 terms; the streams are added as (a + b) + (c + d), so
+ * each term sees at most 10 float roundings, within NEXTOK__SUMSQ_BLOCK,
+ * then widened to double. Four streams keep four add chains in flight
+ * (AVX2 had two: sum_sq with T = 1 on a 128256-id f32 row 9.8 -> 8.6 us,
+ * f16 12.9 -> 8.7). The tail: one float term per partial. The non-finite
+ * flag costs nothing per element: a NaN or ±inf makes the sum of squares
+ * non-finite, and only then is the row scanned again for it. */
 
 /* One stream's step: the maximum of the raw values, then d = v - center
  * into the float partials of d and d * d (one fma). */
@@ -360,23 +361,14 @@ AI void sumsq_step(vf x, vf dv, vf c, float div, vf *m, vf *s, vf *q)
     *q = vf_fmadd(x, x, *q);
 }
 
-/* The streams' partials added as a tree, written out (a loop over the
- * array left it in memory). */
-AI vf streams_sum(const vf a[SUMSQ_STREAMS])
-{
-#if SUMSQ_STREAMS == 4
-    return vf_add(vf_add(a[0], a[1]), vf_add(a[2], a[3]));
-#elif SUMSQ_STREAMS == 2
-    return vf_add(a[0], a[1]);
-#else
-#error "SUMSQ_STREAMS: 2 or 4"
-#endif
-}
+/* The four streams' partials added as a tree, written out (a loop over
+ * the array left it in memory). */
+AI vf streams_sum(const vf a[4]) { return vf_add(vf_add(a[0], a[1]), vf_add(a[2], a[3])); }
 
 AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float center, int *nonfinite,
                     double *sum, double *sumsq)
 {
-    enum { S = SUMSQ_STREAMS, CHUNK = SUMSQ_STREAMS * VL * 8 };
+    enum { S = 4, CHUNK = 4 * VL * 8 };
     const vf dv = vf_set1(div), c = vf_set1(center);
     vd s0 = vd_zero(), s1 = s0, q0 = s0, q1 = s0;
     vf m[S];
@@ -385,7 +377,8 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
     for (; i + CHUNK <= n; i += CHUNK) {
         vf s[S], q[S];
         UNROLL for (int u = 0; u < S; u++) s[u] = q[u] = vf_zero();
-        for (size_t j = i; j < i + CHUNK; j += (size_t)S * VL)
+        /* not unrolled: with every load hoisted, AVX2's 16 registers spill */
+        _Pragma("GCC unroll 1") for (size_t j = i; j < i + CHUNK; j += (size_t)S * VL)
             UNROLL for (int u = 0; u < S; u++) sumsq_step(vf_load_dt(row, dt, j + (size_t)u * VL), dv, c, div, &m[u], &s[u], &q[u]);
         const vf fs = streams_sum(s), fq = streams_sum(q);
         s0 = vd_add(s0, vd_lo(fs));
@@ -411,11 +404,7 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
         (void)max_impl(dt, row, n, &nf);
         *nonfinite |= nf;
     }
-#if SUMSQ_STREAMS == 4
     return vf_hmax(vf_max(vf_max(m[0], m[1]), vf_max(m[2], m[3])));
-#else
-    return vf_hmax(vf_max(m[0], m[1]));
-#endif
 }
 
 KERNEL float simd_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center, int *nonfinite,
