@@ -351,11 +351,12 @@ KERNEL void simd_probs(const float *w, size_t n, double z, float *p)
  * non-finite, and only then is the row scanned again for it. */
 
 /* One stream's step: the maximum of the raw values, then d = v - center
- * into the float partials of d and d * d (one fma). */
-AI void sumsq_step(vf x, vf dv, vf c, float div, vf *m, vf *s, vf *q)
+ * into the float partials of d and d * d (one fma); one: div == 1, no
+ * division (x / 1 == x). */
+AI void sumsq_step(vf x, vf dv, vf c, int one, vf *m, vf *s, vf *q)
 {
     *m = vf_max(x, *m);
-    if (div != 1.0f) x = vf_div(x, dv);
+    if (!one) x = vf_div(x, dv);
     x = vf_sub(x, c);
     *s = vf_add(*s, x);
     *q = vf_fmadd(x, x, *q);
@@ -365,21 +366,23 @@ AI void sumsq_step(vf x, vf dv, vf c, float div, vf *m, vf *s, vf *q)
  * the array left it in memory). */
 AI vf streams_sum(const vf a[4]) { return vf_add(vf_add(a[0], a[1]), vf_add(a[2], a[3])); }
 
-AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, float center, int *nonfinite,
-                    double *sum, double *sumsq)
+/* Two running maxima serve the four streams (a maximum's chain is short;
+ * two fewer registers keep AVX2's loop out of the stack at -O2). */
+AI float sumsq_impl(enum nextok_dtype dt, int one, const void *row, size_t n, float div, float center,
+                    int *nonfinite, double *sum, double *sumsq)
 {
     enum { S = 4, CHUNK = 4 * VL * 8 };
     const vf dv = vf_set1(div), c = vf_set1(center);
     vd s0 = vd_zero(), s1 = s0, q0 = s0, q1 = s0;
-    vf m[S];
-    UNROLL for (int u = 0; u < S; u++) m[u] = vf_set1(-INFINITY);
+    vf m[2] = {vf_set1(-INFINITY), vf_set1(-INFINITY)};
     size_t i = 0;
     for (; i + CHUNK <= n; i += CHUNK) {
         vf s[S], q[S];
         UNROLL for (int u = 0; u < S; u++) s[u] = q[u] = vf_zero();
         /* not unrolled: with every load hoisted, AVX2's 16 registers spill */
         _Pragma("GCC unroll 1") for (size_t j = i; j < i + CHUNK; j += (size_t)S * VL)
-            UNROLL for (int u = 0; u < S; u++) sumsq_step(vf_load_dt(row, dt, j + (size_t)u * VL), dv, c, div, &m[u], &s[u], &q[u]);
+            UNROLL for (int u = 0; u < S; u++)
+                sumsq_step(vf_load_dt(row, dt, j + (size_t)u * VL), dv, c, one, &m[u & 1], &s[u], &q[u]);
         const vf fs = streams_sum(s), fq = streams_sum(q);
         s0 = vd_add(s0, vd_lo(fs));
         s1 = vd_add(s1, vd_hi(fs));
@@ -389,7 +392,7 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
     for (; i < n; i += VL) {
         vf v = vf_load_dt_tail(row, dt, i, n - i, -INFINITY);
         m[0] = vf_max(v, m[0]);
-        if (div != 1.0f) v = vf_div(v, dv);
+        if (!one) v = vf_div(v, dv);
         v = vf_maskz(vm_first(n - i), vf_sub(v, c)); /* the -inf padding counts as 0 */
         const vf fq = vf_mul(v, v);
         s0 = vd_add(s0, vd_lo(v));
@@ -404,13 +407,14 @@ AI float sumsq_impl(enum nextok_dtype dt, const void *row, size_t n, float div, 
         (void)max_impl(dt, row, n, &nf);
         *nonfinite |= nf;
     }
-    return vf_hmax(vf_max(vf_max(m[0], m[1]), vf_max(m[2], m[3])));
+    return vf_hmax(vf_max(m[0], m[1]));
 }
 
 KERNEL float simd_sum_sq(const void *row, enum nextok_dtype dt, size_t n, float div, float center, int *nonfinite,
                          double *sum, double *sumsq)
 {
-    return BY_DTYPE(sumsq_impl, dt, row, n, div, center, nonfinite, sum, sumsq);
+    if (div == 1.0f) return BY_DTYPE(sumsq_impl, dt, 1, row, n, div, center, nonfinite, sum, sumsq);
+    return BY_DTYPE(sumsq_impl, dt, 0, row, n, div, center, nonfinite, sum, sumsq);
 }
 
 /* The tight fallback (sum_sq_dbl): every term in double. An estimate (order
