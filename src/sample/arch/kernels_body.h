@@ -205,6 +205,7 @@ AI size_t compact_impl(enum nextok_dtype dt, int range, const void *row, size_t 
                 vm m[CMP_U];
                 UNROLL for (int u = 0; u < CMP_U; u++) {
                     x[u] = vf_load_dt(row, dt, i + (size_t)u * VL);
+                    V_PIN(x[u]);
                     if (!range) ex = vi_max_u32(ex, vi_and(vf_as_vi(x[u]), em));
                     m[u] = pass_v(x[u], l, h, range);
                 }

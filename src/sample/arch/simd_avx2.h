@@ -52,7 +52,7 @@ AI vmd vm_hi(vm m) { return _mm256_cvtepi32_epi64(_mm_castps_si128(_mm256_extrac
 AI uint64_t vm_word64(const vm m[8])
 {
     uint64_t w = 0;
-    for (unsigned j = 0; j < 8; j++) w |= (uint64_t)vm_bits(m[j]) << (8 * j);
+    _Pragma("GCC unroll 8") for (unsigned j = 0; j < 8; j++) w |= (uint64_t)vm_bits(m[j]) << (8 * j);
     return w;
 }
 
