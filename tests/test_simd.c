@@ -580,12 +580,20 @@ static void half_thresholds(const struct nextok__kernels *k)
 }
 
 /*
- * compact_ge on long rows whose survivors' density changes by region (the
- * SIMD kernels switch between a sparse and a dense loop per span of a few
- * thousand elements): sparse, dense and empty regions of random lengths,
- * every dtype, room for everything or running out mid-row; ids, values,
- * count and the non-finite flag must be the reference's.
+ * compact_ge and compact_range on long rows whose survivors' density changes
+ * by region (the SIMD kernels switch between a sparse and a dense loop per
+ * span of a few thousand elements): sparse, dense and empty regions of
+ * random lengths, every dtype, room for everything or running out mid-row;
+ * ids, values, count and the non-finite flag must be the reference's.
  */
+/* The fused table of k's ISA. */
+static const struct nextok__fused_kernels *fused_of(const struct nextok__kernels *k)
+{
+    if (k == nextok__kernels_avx2()) return nextok__fused_kernels_avx2();
+    if (k == nextok__kernels_avx512()) return nextok__fused_kernels_avx512();
+    return nextok__fused_kernels_ref();
+}
+
 static void long_rows(const struct nextok__kernels *k)
 {
     enum { N = 40000 };
@@ -594,6 +602,7 @@ static void long_rows(const struct nextok__kernels *k)
     static int32_t ids[2][N + 64];
     static float vals[2][N + 64];
     const struct nextok__kernels *r = nextok__kernels_ref();
+    const struct nextok__fused_kernels *rf = nextok__fused_kernels_ref(), *kf = fused_of(k);
     for (int rep = 0; rep < 24; rep++) {
         const size_t n = N - (size_t)(next_u64() % 300);
         for (size_t i = 0; i < n;) { /* regions: survivors (x >= 1) at 0, ~2 %, ~30 % or all */
@@ -615,6 +624,11 @@ static void long_rows(const struct nextok__kernels *k)
             const size_t k1 = k->compact_ge(row, dt, n, 1.0f, 5, ids[1], vals[1], cap, &f1);
             const bool same = same_compact(k0, f0, k1, f1, ids[0], vals[0], ids[1], vals[1], cap);
             CHECK_MSG(same, "%s long row dt %d n %zu cap %zu: %zu/%d vs %zu/%d", k->name, d, n, cap, k0, f0, k1, f1);
+            /* compact_range shares the adaptive loop: the survivors in [1, 1.5] */
+            const size_t j0 = rf->compact_range(row, dt, n, 1.0f, 1.5f, 5, ids[0], vals[0], cap);
+            const size_t j1 = kf->compact_range(row, dt, n, 1.0f, 1.5f, 5, ids[1], vals[1], cap);
+            CHECK_MSG(same_compact(j0, 0, j1, 0, ids[0], vals[0], ids[1], vals[1], cap),
+                      "%s long row range dt %d n %zu cap %zu: %zu vs %zu", kf->name, d, n, cap, j0, j1);
         }
     }
 }
