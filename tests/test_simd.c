@@ -82,7 +82,8 @@ static void make_row(enum row_kind k, enum nextok_dtype dt, size_t n, void *row,
 
 static bool same_float(float a, float b) { return (isnan(a) && isnan(b)) || a == b; }
 
-static const struct nextok__kernels *g_k; /* the table under test */
+static const struct nextok__kernels *g_k;       /* the tables under test: generic, */
+static const struct nextok__fused_kernels *g_f; /* and the fused path's (same ISA) */
 
 #define MAXN 5000
 
@@ -102,14 +103,21 @@ static bool same_compact(size_t k0, int f0, size_t k1, int f1, const int32_t *i0
     return same;
 }
 
-/* fn on the reference table and on every SIMD table this CPU runs. */
+/* fn on the reference table and on every SIMD table this build has and this
+ * CPU runs. */
 static void for_each_table(void (*fn)(const struct nextok__kernels *k))
 {
     fn(nextok__kernels_ref());
-#if defined(__x86_64__)
     if (nextok_cpu_has_avx2() && nextok__kernels_avx2()) fn(nextok__kernels_avx2());
     if (nextok_cpu_has_avx512() && nextok__kernels_avx512()) fn(nextok__kernels_avx512());
-#endif
+}
+
+/* Every ISA's fused table where its generic one is usable (NULL elsewhere). */
+static void fused_tables(const struct nextok__fused_kernels *ft[3])
+{
+    ft[0] = nextok__fused_kernels_ref();
+    ft[1] = nextok_cpu_has_avx2() && nextok__kernels_avx2() ? nextok__fused_kernels_avx2() : NULL;
+    ft[2] = nextok_cpu_has_avx512() && nextok__kernels_avx512() ? nextok__fused_kernels_avx512() : NULL;
 }
 
 /* block_max against the reference: the same count and non-finite flag;
@@ -156,6 +164,7 @@ static void check_block_max(const struct nextok__kernels *r, const void *row, en
 static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
 {
     const struct nextok__kernels *r = nextok__kernels_ref();
+    const struct nextok__fused_kernels *rf = nextok__fused_kernels_ref();
     void *row = g_row_u32;
     make_row(kind, dt, n, row, g_refrow);
 
@@ -192,8 +201,8 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         for (int t = 0; t < 4; t++) {
             const float lo = isnan(los[t]) ? 0.0f : los[t], hi = isnan(his[t]) ? 1.0f : his[t];
             const size_t cap = t == 0 ? (size_t)(next_u64() % (n + 1)) : MAXN;
-            const size_t k0 = r->compact_range(row, dt, n, lo, hi, 3, g_ids[0], g_vals[0], cap);
-            const size_t k1 = g_k->compact_range(row, dt, n, lo, hi, 3, g_ids[1], g_vals[1], cap);
+            const size_t k0 = rf->compact_range(row, dt, n, lo, hi, 3, g_ids[0], g_vals[0], cap);
+            const size_t k1 = g_f->compact_range(row, dt, n, lo, hi, 3, g_ids[1], g_vals[1], cap);
             bool same = k0 == k1;
             for (size_t j = 0; same && j < (k0 < cap ? k0 : cap); j++)
                 same = g_ids[0][j] == g_ids[1][j] && same_float(g_vals[0][j], g_vals[1][j]);
@@ -211,8 +220,8 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         if (isnan(eq)) eq = 0.0f;
         const float gt = nextafterf(eq, INFINITY);
         const int32_t cut = n ? (int32_t)(next_u64() % n) : 0;
-        r->cut_weights(row, dt, n, gt, eq, cut, w0, b0);
-        g_k->cut_weights(row, dt, n, gt, eq, cut, w1, b1);
+        rf->cut_weights(row, dt, n, gt, eq, cut, w0, b0);
+        g_f->cut_weights(row, dt, n, gt, eq, cut, w1, b1);
         for (size_t i = 0; i < n; i++)
             if (!(g_refrow[i] >= gt || (g_refrow[i] >= eq && (int32_t)i <= cut))) wr[i] = 0.0f;
         bool ok = memcmp(w0, wr, n * sizeof *w0) == 0 && memcmp(w1, wr, n * sizeof *w1) == 0;
@@ -250,8 +259,8 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         if (next_u64() % 4 == 0) ks = INFINITY; /* everything finite kept */
         uint32_t klo;
         memcpy(&klo, &ks, sizeof klo);
-        r->cut_keys(w0, sc, n, klo, b0);
-        g_k->cut_keys(w1, sc, n, klo, b1);
+        rf->cut_keys(w0, sc, n, klo, b0);
+        g_f->cut_keys(w1, sc, n, klo, b1);
         for (size_t i = 0; i < n; i++) {
             uint32_t k;
             memcpy(&k, &sc[i], sizeof k);
@@ -286,8 +295,8 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         float gth = INFINITY;
         for (int j = 0; j < 4; j++) gth = thr[j] < gth ? thr[j] : gth; /* NaN thresholds match nothing */
         const bool hint = next_u64() & 1;
-        r->mass_above(row, dt, n, w, scale, thr, NULL, 0.0f, q0, c0);
-        g_k->mass_above(row, dt, n, w, scale, thr, hint ? gmax : NULL, gth, q1, c1);
+        rf->mass_above(row, dt, n, w, scale, thr, NULL, 0.0f, q0, c0);
+        g_f->mass_above(row, dt, n, w, scale, thr, hint ? gmax : NULL, gth, q1, c1);
         for (size_t i = 0; i < n; i++) {
             const uint64_t m = nextok__mass_q(w[i], scale);
             qw[0] += m, cw[0]++;
@@ -330,10 +339,10 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         const size_t cap = next_u64() & 1 ? n : (size_t)(next_u64() % 8);
         uint64_t q0[3], c0[3], q1[3], c1[3], qw[3] = {0}, cw[3] = {0};
         const int32_t base = 1000;
-        const size_t n0 = r->mass_band(row, dt, n, w, scale, hi, lo, NULL, 0.0f, q0, c0, base, i0, v0, cap);
+        const size_t n0 = rf->mass_band(row, dt, n, w, scale, hi, lo, NULL, 0.0f, q0, c0, base, i0, v0, cap);
         /* the hint's promise: no element >= either threshold in a group below gth */
         const float gth = isnan(lo) ? (isnan(hi) ? INFINITY : hi) : lo;
-        const size_t n1 = g_k->mass_band(row, dt, n, w, scale, hi, lo, hint ? gmax : NULL, gth, q1,
+        const size_t n1 = g_f->mass_band(row, dt, n, w, scale, hi, lo, hint ? gmax : NULL, gth, q1,
                                          counts ? c1 : NULL, base, i1, v1, cap);
         size_t nw = 0;
         bool ok = true;
@@ -364,8 +373,8 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         float center = (next_u64() & 1) ? 0.25f : (n ? g_refrow[0] / div : 0.0f);
         if (!isfinite(center)) center = 0.0f;
         int f0 = 0, f1 = 0;
-        const float x0 = r->sum_sq(row, dt, n, div, center, &f0, &s0, &q0);
-        const float x1 = g_k->sum_sq(row, dt, n, div, center, &f1, &s1, &q1);
+        const float x0 = rf->sum_sq(row, dt, n, div, center, &f0, &s0, &q0);
+        const float x1 = g_f->sum_sq(row, dt, n, div, center, &f1, &s1, &q1);
         CHECK_MSG(same_float(x0, m0) && same_float(x1, m0) && f0 == nf0 && f1 == nf0,
                   "%s sum_sq max kind %d dt %d n %zu: %g/%d %g/%d vs %g/%d", g_k->name, kind, dt, n,
                   (double)x0, f0, (double)x1, f1, (double)m0, nf0);
@@ -395,8 +404,8 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
         double s0, q0, s1, q1, sa = 0.0, ss = 0.0, qa = 0.0;
         const float div = (next_u64() & 1) ? 1.0f : 0.7f;
         const double center = (next_u64() & 1) ? 0.25 : (n ? (double)g_refrow[n / 2] * 1.0000001 : 0.0);
-        r->sum_sq_dbl(row, dt, n, div, center, &s0, &q0);
-        g_k->sum_sq_dbl(row, dt, n, div, center, &s1, &q1);
+        rf->sum_sq_dbl(row, dt, n, div, center, &s0, &q0);
+        g_f->sum_sq_dbl(row, dt, n, div, center, &s1, &q1);
         for (size_t i = 0; i < n; i++) {
             const long double d = (long double)(g_refrow[i] / div) - (long double)center;
             sa += (double)fabsl(d);
@@ -571,12 +580,20 @@ static void half_thresholds(const struct nextok__kernels *k)
 }
 
 /*
- * compact_ge on long rows whose survivors' density changes by region (the
- * SIMD kernels switch between a sparse and a dense loop per span of a few
- * thousand elements): sparse, dense and empty regions of random lengths,
- * every dtype, room for everything or running out mid-row; ids, values,
- * count and the non-finite flag must be the reference's.
+ * compact_ge and compact_range on long rows whose survivors' density changes
+ * by region (the SIMD kernels switch between a sparse and a dense loop per
+ * span of a few thousand elements): sparse, dense and empty regions of
+ * random lengths, every dtype, room for everything or running out mid-row;
+ * ids, values, count and the non-finite flag must be the reference's.
  */
+/* The fused table of k's ISA. */
+static const struct nextok__fused_kernels *fused_of(const struct nextok__kernels *k)
+{
+    if (k == nextok__kernels_avx2()) return nextok__fused_kernels_avx2();
+    if (k == nextok__kernels_avx512()) return nextok__fused_kernels_avx512();
+    return nextok__fused_kernels_ref();
+}
+
 static void long_rows(const struct nextok__kernels *k)
 {
     enum { N = 40000 };
@@ -585,6 +602,7 @@ static void long_rows(const struct nextok__kernels *k)
     static int32_t ids[2][N + 64];
     static float vals[2][N + 64];
     const struct nextok__kernels *r = nextok__kernels_ref();
+    const struct nextok__fused_kernels *rf = nextok__fused_kernels_ref(), *kf = fused_of(k);
     for (int rep = 0; rep < 24; rep++) {
         const size_t n = N - (size_t)(next_u64() % 300);
         for (size_t i = 0; i < n;) { /* regions: survivors (x >= 1) at 0, ~2 %, ~30 % or all */
@@ -606,6 +624,11 @@ static void long_rows(const struct nextok__kernels *k)
             const size_t k1 = k->compact_ge(row, dt, n, 1.0f, 5, ids[1], vals[1], cap, &f1);
             const bool same = same_compact(k0, f0, k1, f1, ids[0], vals[0], ids[1], vals[1], cap);
             CHECK_MSG(same, "%s long row dt %d n %zu cap %zu: %zu/%d vs %zu/%d", k->name, d, n, cap, k0, f0, k1, f1);
+            /* compact_range shares the adaptive loop: the survivors in [1, 1.5] */
+            const size_t j0 = rf->compact_range(row, dt, n, 1.0f, 1.5f, 5, ids[0], vals[0], cap);
+            const size_t j1 = kf->compact_range(row, dt, n, 1.0f, 1.5f, 5, ids[1], vals[1], cap);
+            CHECK_MSG(same_compact(j0, 0, j1, 0, ids[0], vals[0], ids[1], vals[1], cap),
+                      "%s long row range dt %d n %zu cap %zu: %zu vs %zu", kf->name, d, n, cap, j0, j1);
         }
     }
 }
@@ -623,40 +646,64 @@ TEST(test_compact_half_thresholds)
 TEST(test_ref_self)
 {
     g_k = nextok__kernels_ref();
+    g_f = nextok__fused_kernels_ref();
     run_table();
 }
 
 TEST(test_avx2)
 {
-#if defined(__x86_64__)
-    if (!nextok_cpu_has_avx2() || !nextok__kernels_avx2()) SKIP("no AVX2 on this CPU");
+    if (!nextok__kernels_avx2()) SKIP("AVX2 kernels not built (NEXTOK_SIMD=OFF or not x86-64)");
+    if (!nextok_cpu_has_avx2()) SKIP("no AVX2 on this CPU");
     g_k = nextok__kernels_avx2();
+    g_f = nextok__fused_kernels_avx2();
     run_table();
-#else
-    SKIP("not x86-64");
-#endif
 }
 
 TEST(test_avx512)
 {
-#if defined(__x86_64__)
-    if (!nextok_cpu_has_avx512() || !nextok__kernels_avx512()) SKIP("no AVX-512 on this CPU");
+    if (!nextok__kernels_avx512()) SKIP("AVX-512 kernels not built (NEXTOK_SIMD=OFF or not x86-64)");
+    if (!nextok_cpu_has_avx512()) SKIP("no AVX-512 on this CPU");
     g_k = nextok__kernels_avx512();
+    g_f = nextok__fused_kernels_avx512();
     run_table();
-#else
-    SKIP("not x86-64");
+}
+
+/* Both tables of every ISA built: complete (no entry left NULL), named
+ * alike, the fused one there exactly when the generic one is. */
+TEST(test_tables_complete)
+{
+    const struct nextok__kernels *k[3] = {nextok__kernels_ref(), nextok__kernels_avx2(), nextok__kernels_avx512()};
+    const struct nextok__fused_kernels *f[3] = {nextok__fused_kernels_ref(), nextok__fused_kernels_avx2(),
+                                                nextok__fused_kernels_avx512()};
+    CHECK(k[0] != NULL && f[0] != NULL);
+    for (int t = 0; t < 3; t++) {
+        CHECK((k[t] == NULL) == (f[t] == NULL));
+        if (!k[t] || !f[t]) continue;
+        CHECK(k[t]->name && f[t]->name && strcmp(k[t]->name, f[t]->name) == 0);
+        CHECK(k[t]->max && k[t]->block_max && k[t]->compact_ge && k[t]->compact_blocks && k[t]->cands_ge &&
+              k[t]->widen && k[t]->expw && k[t]->probs);
+        CHECK(f[t]->sum_sq && f[t]->sum_sq_dbl && f[t]->weights && f[t]->weights_ge && f[t]->compact_range &&
+              f[t]->cut_weights && f[t]->mass_above && f[t]->mass_band && f[t]->wvsum && f[t]->typscan &&
+              f[t]->cut_keys);
+    }
+#if defined(NEXTOK_EXPECT_X86_KERNELS)
+    /* an x86-64 build with NEXTOK_SIMD=ON must have compiled both ISAs */
+    CHECK(k[1] != NULL && k[2] != NULL);
 #endif
 }
 
 TEST(test_dispatch)
 {
     const struct nextok__kernels *k = nextok__kernels();
-    CHECK(k != NULL);
-    CHECK(k == nextok__kernels());
+    const struct nextok__fused_kernels *f = nextok__fused_kernels();
+    CHECK(k != NULL && f != NULL);
+    CHECK(k == nextok__kernels() && f == nextok__fused_kernels());
+    CHECK(strcmp(k->name, f->name) == 0); /* one ISA for both */
     const char *e = getenv("NEXTOK_FORCE_REF");
-    if (e && e[0] == '1') CHECK(k == nextok__kernels_ref());
-    else if (nextok_cpu_has_avx512()) CHECK(strcmp(k->name, "avx512") == 0);
-    else if (nextok_cpu_has_avx2()) CHECK(strcmp(k->name, "avx2") == 0);
+    if (e && e[0] == '1') CHECK(k == nextok__kernels_ref() && f == nextok__fused_kernels_ref());
+    else if (nextok_cpu_has_avx512() && nextok__kernels_avx512()) CHECK(strcmp(k->name, "avx512") == 0);
+    else if (nextok_cpu_has_avx2() && nextok__kernels_avx2()) CHECK(strcmp(k->name, "avx2") == 0);
+    else CHECK(k == nextok__kernels_ref() && f == nextok__fused_kernels_ref()); /* no SIMD table built or usable */
     if (nextok_cpu_has_avx512()) CHECK(nextok_cpu_has_avx2());
 }
 
@@ -699,7 +746,7 @@ static bool same_d(const double *a, const double *b, size_t n)
 /* typical-p's scan: every ISA gives the reference's scores, compacted ids and
  * scores, and mass sums, for centres and brackets around the row's scores
  * (empty, everything, one key, random), masses at several scales. */
-static void check_typscan(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt, size_t n,
+static void check_typscan(const struct nextok__fused_kernels *const tabs[3], enum nextok_dtype dt, size_t n,
                           float div, const float *vals)
 {
     static float sc[3][MAXN + 64], cv[3][MAXN + 64];
@@ -753,7 +800,7 @@ static void check_typscan(const struct nextok__kernels *const tabs[3], enum next
  * every ISA equals the reference, which equals nextok__wvblock on the
  * processed values; with the unscaled weights (N != INT32_MIN: the one-pass
  * premise holds) it is the canonical S times 2^N exactly, block by block. */
-static void check_wvsum(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt, size_t n,
+static void check_wvsum(const struct nextok__fused_kernels *const tabs[3], enum nextok_dtype dt, size_t n,
                         float div, const float *vals, int32_t N)
 {
     static double sb[3][MAXN / 64 + 2], ub[MAXN / 64 + 2];
@@ -784,7 +831,7 @@ static void check_wvsum(const struct nextok__kernels *const tabs[3], enum nextok
  * tables may take the extremes over the raw x when 0 < div < inf (fl(x /
  * div) is then non-decreasing in x, NaN only where x is) and take them over
  * the quotients otherwise; div < 0 and div = inf exercise the latter. */
-static void check_unscaled_extremes(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt,
+static void check_unscaled_extremes(const struct nextok__fused_kernels *const tabs[3], enum nextok_dtype dt,
                                     size_t n, float div)
 {
     static float want[MAXN / 256 + 2], bm[MAXN / 256 + 2]; /* bm[ng]: a guard */
@@ -816,7 +863,7 @@ static void check_unscaled_extremes(const struct nextok__kernels *const tabs[3],
  * definition: the weights of weights (g_w[0] with ref, g_uw[0] unscaled)
  * where the raw x >= ge, 0 elsewhere, and those arrays' block and running
  * sums; cuts below, at, just above and above row values, and NaN. */
-static void check_weights_ge(const struct nextok__kernels *const tabs[3], enum nextok_dtype dt, size_t n,
+static void check_weights_ge(const struct nextok__fused_kernels *const tabs[3], enum nextok_dtype dt, size_t n,
                              float div, const struct nextok__wref *ref)
 {
     static float want[MAXN + 64], got[MAXN + 64];
@@ -855,6 +902,8 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
     const struct nextok__kernels *tabs[3] = {nextok__kernels_ref(), NULL, NULL};
     if (nextok_cpu_has_avx2()) tabs[1] = nextok__kernels_avx2();
     if (nextok_cpu_has_avx512()) tabs[2] = nextok__kernels_avx512();
+    const struct nextok__fused_kernels *ftabs[3];
+    fused_tables(ftabs);
     for (size_t i = 0; i < n; i++) {
         float v = weight_value(kind);
         if (dt != NEXTOK_DTYPE_F32 && fabsf(v) > 6e4f) v = v > 0 ? 6e4f : -6e4f; /* finite in f16 */
@@ -878,7 +927,7 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
         if (!tabs[t]) continue;
         float lo, hi, ulo, uhi;
         static float bm[MAXN / 256 + 2];
-        tabs[t]->weights(g_row_u32, dt, n, div, &ref, g_w[t], g_bs[t], g_cum[t], bm, &lo, &hi);
+        ftabs[t]->weights(g_row_u32, dt, n, div, &ref, g_w[t], g_bs[t], g_cum[t], bm, &lo, &hi);
         bool bok = true;
         for (size_t b = 0; b < (n + 255) / 256 && bok; b++) {
             float want = -INFINITY;
@@ -889,7 +938,7 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
             bok = bm[b] == want;
         }
         CHECK_MSG(bok, "%s weights: group maxima (kind %d dt %d n %zu)", tabs[t]->name, kind, (int)dt, n);
-        tabs[t]->weights(g_row_u32, dt, n, div, &nextok__wref_unscaled, g_uw[t], g_ubs[t], g_ucum[t], NULL, &ulo, &uhi);
+        ftabs[t]->weights(g_row_u32, dt, n, div, &nextok__wref_unscaled, g_uw[t], g_ubs[t], g_ucum[t], NULL, &ulo, &uhi);
         CHECK_MSG(lo == vlo && hi == vhi, "%s weights: vmin/vmax %g %g, want %g %g", tabs[t]->name,
                   (double)lo, (double)hi, (double)vlo, (double)vhi);
         if (t == 0) continue;
@@ -932,11 +981,11 @@ static void check_weights(int kind, enum nextok_dtype dt, size_t n, float div)
         CHECK_MSG(memcmp(g_w[0], w2, n * sizeof(float)) == 0, "%s expw differs from weights (n %zu)",
                   tabs[t]->name, n);
     }
-    check_weights_ge(tabs, dt, n, div, &ref);
-    check_wvsum(tabs, dt, n, div, vals, m == vhi && nextok__wref_unscaled_ok(vlo, vhi) ? ref.n : INT32_MIN);
-    check_unscaled_extremes(tabs, dt, n, div);
-    if (div != 1.0f) check_unscaled_extremes(tabs, dt, n, -div);
-    if (div == 3.0f) check_unscaled_extremes(tabs, dt, n, INFINITY); /* inf / inf is NaN */
+    check_weights_ge(ftabs, dt, n, div, &ref);
+    check_wvsum(ftabs, dt, n, div, vals, m == vhi && nextok__wref_unscaled_ok(vlo, vhi) ? ref.n : INT32_MIN);
+    check_unscaled_extremes(ftabs, dt, n, div);
+    if (div != 1.0f) check_unscaled_extremes(ftabs, dt, n, -div);
+    if (div == 3.0f) check_unscaled_extremes(ftabs, dt, n, INFINITY); /* inf / inf is NaN */
 }
 
 /* Rows inside the one-pass range with shifted maxima (N from -40 to 50):
@@ -958,9 +1007,8 @@ TEST(test_weights_unscaled_exact)
         if (!nextok__wref_unscaled_ok(lo, hi)) continue;
         const struct nextok__wref ref = nextok__wref_of(hi);
         CHECK(ref.c == 0.0f);
-        const struct nextok__kernels *tabs[3] = {nextok__kernels_ref(), NULL, NULL};
-        if (nextok_cpu_has_avx2()) tabs[1] = nextok__kernels_avx2();
-        if (nextok_cpu_has_avx512()) tabs[2] = nextok__kernels_avx512();
+        const struct nextok__fused_kernels *tabs[3];
+        fused_tables(tabs);
         for (int t = 0; t < 3; t++) {
             if (!tabs[t]) continue;
             float a, b;
@@ -1092,6 +1140,7 @@ int main(int argc, char **argv)
     harness_init(argc, argv);
     if (GROUP("")) {
         RUN(test_ref_self);
+        RUN(test_tables_complete);
         RUN(test_compact_long_rows);
         RUN(test_compact_half_thresholds);
         RUN(test_dispatch);

@@ -1,7 +1,18 @@
 /*
- * Row kernels of the fused path: one scalar reference (kernels_ref.c, kept
- * forever as the definition), AVX2 and AVX-512 versions, and a dispatch table
- * filled once by cpuid (dispatch.c).
+ * Row kernels: one scalar reference (kernels_ref.c, kept forever as the
+ * definition), SIMD versions written once in a mapping layer (simd.h; the
+ * bodies in kernels_body.h, compiled for AVX2 in kernels_avx2.c and for
+ * AVX-512 in kernels_avx512.c), and a dispatch that picks one ISA once by
+ * cpuid (dispatch.c). NEXTOK_SIMD=OFF builds the reference alone.
+ *
+ * The kernels come in two tables of the same ISA:
+ *   struct nextok__kernels        generic row primitives (maxima, compaction,
+ *                                 widening, canonical weights of an array,
+ *                                 probabilities): any sampler may use them;
+ *   struct nextok__fused_kernels  the fused path's steps (fused*.c): passes
+ *                                 over a dense row specific to one filter
+ *                                 (top-n-sigma's sums, min-p's and top-p's
+ *                                 weights and masses, typical-p's scan).
  *
  * Every kernel reads a row of n elements of dtype "as it is": f16/bf16 are
  * widened exactly in registers, never converted into a buffer. Every kernel
@@ -13,8 +24,9 @@
  * "Non-finite" means NaN or ±inf; kernels that scan a row report whether they
  * saw one so the caller can hand such rows to the plain chain.
  *
- * NEON: a kernels_neon.c filling the same table would slot in next to these
- * (dispatch.c picks it on aarch64); until then other ISAs use the reference.
+ * NEON: a simd_neon.h implementing simd.h's vocabulary and a kernels_neon.c
+ * including it and kernels_body.h would fill both tables (dispatch.c picks
+ * it on aarch64); until then other ISAs use the reference.
  */
 #ifndef NEXTOK_ARCH_KERNELS_H
 #define NEXTOK_ARCH_KERNELS_H
@@ -29,6 +41,7 @@
 struct nextok__wref;
 struct nextok__typscan;
 
+/* Generic row primitives. */
 struct nextok__kernels {
     const char *name; /* "ref", "avx2", "avx512" */
 
@@ -43,18 +56,18 @@ struct nextok__kernels {
      * rows over). ±0 may come back as either zero. */
     size_t (*block_max)(const void *row, enum nextok_dtype dt, size_t n, float *bmax, int *nonfinite);
 
+    /* Elements x >= thr in index order: ids[j] = base + i and vals[j] = x for
+     * the first cap of them; returns how many there are in all (may exceed
+     * cap). *nonfinite |= a NaN or ±inf was seen anywhere in the row. */
+    size_t (*compact_ge)(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                         int32_t base, int32_t *ids, float *vals, size_t cap, int *nonfinite);
+
     /* compact_ge(row, dt, n, thr, 0, ...) for a finite row, reading only the
      * blocks whose bmax[b] (block_max of the same row) is >= thr: the others
      * hold no element >= thr. *nonfinite may report a NaN or ±inf in the
      * blocks read but need not (block_max reported them). */
     size_t (*compact_blocks)(const void *row, enum nextok_dtype dt, size_t n, float thr,
                              const float *bmax, int32_t *ids, float *vals, size_t cap, int *nonfinite);
-
-    /* Elements x >= thr in index order: ids[j] = base + i and vals[j] = x for
-     * the first cap of them; returns how many there are in all (may exceed
-     * cap). *nonfinite |= a NaN or ±inf was seen anywhere in the row. */
-    size_t (*compact_ge)(const void *row, enum nextok_dtype dt, size_t n, float thr,
-                         int32_t base, int32_t *ids, float *vals, size_t cap, int *nonfinite);
 
     /* Candidates from a compacted set: for i < n, v = vals[i] (div == 1) or
      * sat(vals[i] / div) in float (the temperature stage's value: one IEEE
@@ -63,6 +76,21 @@ struct nextok__kernels {
      * Bit-identical in every ISA. */
     size_t (*cands_ge)(const int32_t *ids, const float *vals, size_t n, float div, float thr,
                        struct nextok_token_data *out);
+
+    /* dst[i] = exact f32 value of the f16/bf16 src[i]. */
+    void (*widen)(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst);
+
+    /* w[i] = nextok__expw(x[i], ref) for i < n. Bit-identical in every ISA. */
+    void (*expw)(const float *x, size_t n, const struct nextok__wref *ref, float *w);
+
+    /* p[i] = (float)((double)w[i] / z) for i < n (one IEEE double division,
+     * then one rounding to float: bit-identical in every ISA). */
+    void (*probs)(const float *w, size_t n, double z, float *p);
+};
+
+/* The fused path's steps (fused.c, fused_top_p.c, fused_typical.c). */
+struct nextok__fused_kernels {
+    const char *name; /* as its struct nextok__kernels' */
 
     /* One pass for top-n-sigma: returns the largest element and sets
      * *nonfinite exactly as max does; and, with v = x / div in float (div >
@@ -90,9 +118,6 @@ struct nextok__kernels {
     void (*sum_sq_dbl)(const void *row, enum nextok_dtype dt, size_t n, float div, double center,
                        double *sum, double *sumsq);
 
-    /* dst[i] = exact f32 value of the f16/bf16 src[i]. */
-    void (*widen)(const uint16_t *src, enum nextok_dtype dt, size_t n, float *dst);
-
     /* Canonical weights (docs/semantics.md, Probabilities) of a dense row,
      * index = token id: v_i = x_i (div == 1) or sat(x_i / div) in float, then
      * w[i] = nextok__expw(v_i, ref) and bsum[b] = nextok__wblock(w + 64 b,
@@ -119,9 +144,6 @@ struct nextok__kernels {
     void (*weights_ge)(const void *row, enum nextok_dtype dt, size_t n, float div,
                        const struct nextok__wref *ref, float ge, float *w, double *bsum, double *cum);
 
-    /* w[i] = nextok__expw(x[i], ref) for i < n. Bit-identical in every ISA. */
-    void (*expw)(const float *x, size_t n, const struct nextok__wref *ref, float *w);
-
     /* Elements lo <= x <= hi (NaN never) in index order: ids[j] = base + i and
      * vals[j] = x for the first cap of them; returns how many there are. */
     size_t (*compact_range)(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
@@ -145,6 +167,7 @@ struct nextok__kernels {
      * The result is the same with or without it. */
     void (*mass_above)(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
                        const float thr[4], const float *gmax, float gth, uint64_t q[5], uint64_t cnt[5]);
+
     /* top-p's masses around one band (fused_top_p.c), with q_i as
      * mass_above's: q[0] = the sum of every q_i, q[1] = the sum over x_i >=
      * hi, q[2] = the sum over x_i >= lo (lo <= hi); cnt (if not NULL)
@@ -157,6 +180,7 @@ struct nextok__kernels {
     size_t (*mass_band)(const void *row, enum nextok_dtype dt, size_t n, const float *w, float scale,
                         float hi, float lo, const float *gmax, float gth, uint64_t q[3],
                         uint64_t cnt[3], int32_t base, int32_t *ids, float *vals, size_t cap);
+
     /* typical-p's S (docs/semantics.md) per block: bs[b] = nextok__wvblock
      * of block b (b < ceil(n / 64)) with the given weights w and v_i = x_i
      * (div == 1) or sat(x_i / div), as weights computes them with a
@@ -178,10 +202,6 @@ struct nextok__kernels {
      * bsum[b] = nextok__wblock(w + 64 b, len) for every block. Bit-identical
      * in every ISA. */
     void (*cut_keys)(float *w, const float *sc, size_t n, uint32_t klo, double *bsum);
-
-    /* p[i] = (float)((double)w[i] / z) for i < n (one IEEE double division,
-     * then one rounding to float: bit-identical in every ISA). */
-    void (*probs)(const float *w, size_t n, double z, float *p);
 };
 
 /* compact_blocks by calls of a compact_ge per run of blocks that reach thr
@@ -200,26 +220,19 @@ size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_
                                  float thr, const float *bmax, int32_t *ids, float *vals, size_t cap,
                                  int *nonfinite);
 
-/* The reference versions the AVX2 kernels finish their last elements with. */
-size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
-                                 int32_t base, int32_t *ids, float *vals, size_t cap);
-void nextok__ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
-                             int32_t cut, float *w, double *bsum);
-size_t nextok__ref_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
-                             float scale, float hi, float lo, const float *gmax, float gth,
-                             uint64_t q[3], uint64_t cnt[3], int32_t base, int32_t *ids,
-                             float *vals, size_t cap);
-void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
-                            float scale, const float thr[4], const float *gmax, float gth,
-                            uint64_t q[5], uint64_t cnt[5]);
-
-/* The table for this CPU (NEXTOK_FORCE_REF=1 in the environment forces the
- * reference). Initialised once (pthread_once), then read-only. */
+/* The tables for this CPU, of one ISA (NEXTOK_FORCE_REF=1 in the
+ * environment forces the reference, NEXTOK_FORCE_AVX2=1 AVX2 on an AVX-512
+ * CPU). Chosen once (pthread_once), then read-only. */
 const struct nextok__kernels *nextok__kernels(void);
-/* Individual tables (the AVX ones are NULL where not compiled/supported). */
+const struct nextok__fused_kernels *nextok__fused_kernels(void);
+/* Individual tables: NULL where not compiled (NEXTOK_SIMD=OFF, other ISAs);
+ * compiled tables are usable only where the CPU has the ISA. */
 const struct nextok__kernels *nextok__kernels_ref(void);
 const struct nextok__kernels *nextok__kernels_avx2(void);
 const struct nextok__kernels *nextok__kernels_avx512(void);
+const struct nextok__fused_kernels *nextok__fused_kernels_ref(void);
+const struct nextok__fused_kernels *nextok__fused_kernels_avx2(void);
+const struct nextok__fused_kernels *nextok__fused_kernels_avx512(void);
 
 /* Most terms in one float partial sum of the sum_sq kernel. */
 #define NEXTOK__SUMSQ_BLOCK 16
@@ -251,8 +264,8 @@ static inline uint32_t nextok__fkey_bits(uint32_t u)
  *
  * One arithmetic for every engine and ISA: each step below is a single IEEE
  * operation (fmaf is one rounding; so are the SIMD fused multiply-adds), the
- * same ones in the same order in kernels_ref.c, kernels_avx2.c and
- * kernels_avx512.c, so all give the same bits. (Arch files are compiled with
+ * same ones in the same order in kernels_ref.c and kernels_body.h (every
+ * ISA), so all give the same bits. (Arch files are compiled with
  * -ffp-contract=off as a second guard.)
  */
 #define NEXTOK__EXPW_MAGIC 12582912.0f      /* 1.5 * 2^23: fma rounds to integer */
@@ -311,10 +324,10 @@ struct nextok__wref {
  * last rounding 6e-8, the s r / q roundings 2e-9, r's rounding 1e-9, and the
  * constant ln2/16's error, k 1.2e-10 = |x| 2.7e-9: below 1.3e-7 + 3e-9 |x|
  * (every float in [-86, 0] checked: at most 1.11e-7 + 3e-9 |x|).
- * SIMD versions: the same operations (fnmadd(a, b, c) = fma(-a, b, c), a
- * 16-entry permute of the table (N folded into it) by the low 4 bits of
- * bits(t), the same 32-bit integer shift and add), so every ISA gives the
- * same bits for any input. */
+ * SIMD versions (kernels_body.h, expw_v): the same operations (fnmadd(a,
+ * b, c) = fma(-a, b, c), a 16-entry table lookup (N folded into it) by the
+ * low 4 bits of bits(t), the same 32-bit integer shift and add), so every
+ * ISA gives the same bits for any input. */
 static inline float nextok__expw(float l, const struct nextok__wref *ref)
 {
     const float x = l - ref->c;
@@ -471,7 +484,7 @@ static inline size_t nextok__typscan_scalar(const float *v, size_t n, size_t bas
 #if defined(__F16C__)
 #include <immintrin.h>
 
-/* Element i of a row, exactly widened (F16C for f16): the SIMD files' scalar
+/* Element i of a row, exactly widened (F16C for f16): the x86 mappings' scalar
  * steps (compiled with F16C), without a call per element. */
 static inline float nextok__elem(enum nextok_dtype dt, const void *row, size_t i)
 {

@@ -1,7 +1,8 @@
 /*
  * Scalar reference kernels: the definition every SIMD version is tested
  * against (tests/test_simd.c). Kept forever; also the fallback on CPUs
- * without AVX2 and when NEXTOK_FORCE_REF=1.
+ * without AVX2, on other ISAs, with NEXTOK_SIMD=OFF and when
+ * NEXTOK_FORCE_REF=1.
  */
 #include "kernels.h"
 
@@ -170,8 +171,8 @@ static void ref_expw(const float *x, size_t n, const struct nextok__wref *ref, f
     for (size_t i = 0; i < n; i++) w[i] = nextok__expw(x[i], ref);
 }
 
-size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
-                                 int32_t base, int32_t *ids, float *vals, size_t cap)
+static size_t ref_compact_range(const void *row, enum nextok_dtype dt, size_t n, float lo, float hi,
+                                int32_t base, int32_t *ids, float *vals, size_t cap)
 {
     size_t c = 0;
     for (size_t i = 0; i < n; i++) {
@@ -186,8 +187,8 @@ size_t nextok__ref_compact_range(const void *row, enum nextok_dtype dt, size_t n
     return c;
 }
 
-void nextok__ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
-                             int32_t cut, float *w, double *bsum)
+static void ref_cut_weights(const void *row, enum nextok_dtype dt, size_t n, float gt, float eq,
+                            int32_t cut, float *w, double *bsum)
 {
     for (size_t i = 0; i < n; i++) {
         const float x = ld(row, dt, i);
@@ -204,9 +205,9 @@ static inline uint64_t mass_q(float w, float scale)
     return (uint64_t)(int64_t)(x < 0x1p62f ? x : 0x1p62f);
 }
 
-void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
-                            float scale, const float thr[4], const float *gmax, float gth,
-                            uint64_t q[5], uint64_t cnt[5])
+static void ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                           float scale, const float thr[4], const float *gmax, float gth,
+                           uint64_t q[5], uint64_t cnt[5])
 {
     (void)gmax; /* a hint: the definition does not need it */
     (void)gth;
@@ -223,10 +224,10 @@ void nextok__ref_mass_above(const void *row, enum nextok_dtype dt, size_t n, con
     if (cnt) memcpy(cnt, c, sizeof c);
 }
 
-size_t nextok__ref_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
-                             float scale, float hi, float lo, const float *gmax, float gth,
-                             uint64_t q[3], uint64_t cnt[3], int32_t base, int32_t *ids,
-                             float *vals, size_t cap)
+static size_t ref_mass_band(const void *row, enum nextok_dtype dt, size_t n, const float *w,
+                            float scale, float hi, float lo, const float *gmax, float gth,
+                            uint64_t q[3], uint64_t cnt[3], int32_t base, int32_t *ids,
+                            float *vals, size_t cap)
 {
     (void)gmax; /* a hint: the definition does not need it */
     (void)gth;
@@ -348,20 +349,25 @@ static const struct nextok__kernels ref_table = {
     .compact_ge = ref_compact_ge,
     .compact_blocks = ref_compact_blocks,
     .cands_ge = ref_cands_ge,
-    .sum_sq = ref_sum_sq,
-    .sum_sq_dbl = ref_sum_sq_dbl,
     .widen = ref_widen,
-    .weights = ref_weights,
-    .weights_ge = ref_weights_ge,
     .expw = ref_expw,
-    .compact_range = nextok__ref_compact_range,
-    .mass_above = nextok__ref_mass_above,
-    .mass_band = nextok__ref_mass_band,
-    .cut_weights = nextok__ref_cut_weights,
-    .wvsum = ref_wvsum,
-    .typscan = ref_typscan,
-    .cut_keys = ref_cut_keys,
     .probs = ref_probs,
 };
 
+static const struct nextok__fused_kernels ref_fused = {
+    .name = "ref",
+    .sum_sq = ref_sum_sq,
+    .sum_sq_dbl = ref_sum_sq_dbl,
+    .weights = ref_weights,
+    .weights_ge = ref_weights_ge,
+    .compact_range = ref_compact_range,
+    .cut_weights = ref_cut_weights,
+    .mass_above = ref_mass_above,
+    .mass_band = ref_mass_band,
+    .wvsum = ref_wvsum,
+    .typscan = ref_typscan,
+    .cut_keys = ref_cut_keys,
+};
+
 const struct nextok__kernels *nextok__kernels_ref(void) { return &ref_table; }
+const struct nextok__fused_kernels *nextok__fused_kernels_ref(void) { return &ref_fused; }

@@ -104,7 +104,7 @@ bool nextok__fz_dense_prepare(struct nextok__fz_run *r, bool mass, bool gmax)
     if (!nextok__fz_dense_reserve(f)) return false;
     float lo, hi, m = 0.0f;
     float *gm = gmax ? d->gmax : NULL;
-    r->k->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, d->w, d->bsum, d->cum, gm, &lo, &hi);
+    r->fk->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, d->w, d->bsum, d->cum, gm, &lo, &hi);
     bool unscaled = nextok__wref_unscaled_ok(lo, hi) && ov_unscaled_ok(r, lo, hi);
     if (unscaled) {
         if (!isfinite(d->cum[nb - 1])) return false; /* in range, so a NaN */
@@ -120,7 +120,7 @@ bool nextok__fz_dense_prepare(struct nextok__fz_run *r, bool mass, bool gmax)
     } else {
         d->cref = d->ref = nextok__wref_of(m);
         d->N = 0;
-        r->k->weights(r->row, r->dt, V, r->t, &d->ref, d->w, d->bsum, d->cum, gm, &lo, &hi);
+        r->fk->weights(r->row, r->dt, V, r->t, &d->ref, d->w, d->bsum, d->cum, gm, &lo, &hi);
     }
     d->z = d->cum[nb - 1];
     d->max = m;

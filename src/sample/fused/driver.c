@@ -145,7 +145,7 @@ bool nextok__fused_run(struct nextok__fused **fp, const struct nextok__fz_chain 
     f->dist.valid = false;
     if (!f->plan.valid && !nextok__fz_plan_build(&f->plan, c->stages, c->n_stages)) return false;
     if (!f->plan.fusable) return false;
-    struct nextok__fz_run r = {.f = f, .k = nextok__kernels(), .row = row, .dt = dt,
+    struct nextok__fz_run r = {.f = f, .k = nextok__kernels(), .fk = nextok__fused_kernels(), .row = row, .dt = dt,
                                .V = (size_t)c->n_vocab, .t = 1.0f, .t_after = 1.0f, .stages = c->stages,
                                .n_stages = c->n_stages, .step = c->step, .work = c->work};
     size_t next = 0;

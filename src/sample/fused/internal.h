@@ -160,7 +160,8 @@ struct nextok__fused {
 
 struct nextok__fz_run {
     struct nextok__fused *f;
-    const struct nextok__kernels *k;
+    const struct nextok__kernels *k;        /* row primitives                  */
+    const struct nextok__fused_kernels *fk; /* the fused path's own steps      */
     const void *row;
     enum nextok_dtype dt;
     size_t V;          /* row length                                          */

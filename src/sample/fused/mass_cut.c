@@ -49,7 +49,7 @@ size_t nextok__fz_gather(struct nextok__fz_run *r, float vlo, float vhi, float s
     const size_t esz = nextok_dtype_size(r->dt);
     size_t nc = 0, g = 0, lo, hi;
     while (nextok__fz_active_run(r, vlo, &g, &lo, &hi))
-        nc += r->k->compact_range((const char *)r->row + lo * esz, r->dt, hi - lo, rlo, rhi, (int32_t)lo,
+        nc += r->fk->compact_range((const char *)r->row + lo * esz, r->dt, hi - lo, rlo, rhi, (int32_t)lo,
                                   f->cids + nc, f->cvals + nc, r->V - nc);
     return nextok__fz_take_interval(r, nc, vlo, vhi, scale);
 }

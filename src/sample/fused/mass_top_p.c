@@ -167,7 +167,7 @@ static void tp_masses(const struct nextok__fz_run *r, float scale, const float t
     /* the group maxima of the row's processed values (dense_prepare): a
      * group below th[3] holds no x >= raw[3] (P is monotone), so the kernel
      * only adds its total */
-    r->k->mass_above(r->row, r->dt, r->V, f->dist.w, scale, raw, f->dist.gmax, th[3], q, counts ? cnt : NULL);
+    r->fk->mass_above(r->row, r->dt, r->V, f->dist.w, scale, raw, f->dist.gmax, th[3], q, counts ? cnt : NULL);
     for (size_t t = 0; t < r->n_touched; t++) {
         const size_t id = (size_t)f->ovr.touched[t];
         const float x = nextok__row_get(r->row, r->dt, id);
@@ -302,7 +302,7 @@ static void tp_dense_draw(struct nextok__fz_run *r, float L,
     size_t done = 0, g = 0, lo, hi;
     while (nextok__fz_active_run(r, L, &g, &lo, &hi)) {
         for (size_t b = (done + 63) / 64; b < lo / 64; b++) f->dist.bsum[b] = 0.0;
-        r->k->cut_weights((const char *)r->row + lo * esz, r->dt, hi - lo, gt, eq,
+        r->fk->cut_weights((const char *)r->row + lo * esz, r->dt, hi - lo, gt, eq,
                           cut == INT32_MAX ? INT32_MAX : cut - (int32_t)lo, f->dist.w + lo, f->dist.bsum + lo / 64);
         done = hi;
     }
@@ -337,8 +337,8 @@ static void tp_dense_draw_after(struct nextok__fz_run *r, float L, int32_t cut, 
     d->ref = un ? nextok__wref_unscaled : d->cref;
     d->N = un ? d->cref.n : 0;
     d->max = m;
-    r->k->weights_ge(r->row, r->dt, r->V, r->t_after, &d->ref, L, d->w, d->bsum, d->cum);
-    if (cut != INT32_MAX) r->k->cut_weights(r->row, r->dt, r->V, nextafterf(L, INFINITY), L, cut, d->w, d->bsum);
+    r->fk->weights_ge(r->row, r->dt, r->V, r->t_after, &d->ref, L, d->w, d->bsum, d->cum);
+    if (cut != INT32_MAX) r->fk->cut_weights(r->row, r->dt, r->V, nextafterf(L, INFINITY), L, cut, d->w, d->bsum);
     nextok__fz_cut_draw(r, L, cut, cut == INT32_MAX, seed);
 }
 
@@ -360,7 +360,7 @@ static int tp_band_cross(struct nextok__fz_run *r, const struct nextok__p_top_p 
     if (!(vlo < vhi) || vlo == -INFINITY) return 2;
     const float rhi = nextok__fz_preimage(vhi, r->t), rlo = nextok__fz_preimage(vlo, r->t);
     uint64_t qb[3], cb[3] = {0, 0, 0};
-    const size_t got = r->k->mass_band(r->row, r->dt, r->V, f->dist.w, scale, rhi, rlo, f->dist.gmax, vlo,
+    const size_t got = r->fk->mass_band(r->row, r->dt, r->V, f->dist.w, scale, rhi, rlo, f->dist.gmax, vlo,
                                        qb, mk > 1 ? cb : NULL, 0, f->cids, f->cvals, r->V);
     const uint64_t c1 = mk > 1;
     for (size_t t = 0; t < r->n_touched; t++) { /* as tp_masses */

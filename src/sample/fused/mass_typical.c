@@ -57,7 +57,7 @@ static float ty_center(const struct nextok__fz_run *r)
 {
     struct nextok__fused *f = r->f;
     const size_t V = r->V, nb = (V + 63) / 64;
-    r->k->wvsum(r->row, r->dt, V, r->t, f->dist.w, f->tys);
+    r->fk->wvsum(r->row, r->dt, V, r->t, f->dist.w, f->tys);
     size_t last = nb; /* the last block redone, to skip repeats */
     for (size_t j = 0; j < r->n_touched; j++) {
         const size_t b = (size_t)f->ovr.touched[j] >> 6;
@@ -167,7 +167,7 @@ static void ty_bracket(const struct nextok__fz_run *r, float center, float scale
 static size_t ty_scan(struct nextok__fz_run *r, struct nextok__typscan *ts)
 {
     struct nextok__fused *f = r->f;
-    size_t m = r->k->typscan(r->row, r->dt, r->V, r->t, f->dist.w, ts, f->sel, f->cids, f->cvals);
+    size_t m = r->fk->typscan(r->row, r->dt, r->V, r->t, f->dist.w, ts, f->sel, f->cids, f->cvals);
     for (size_t j = 0; j < r->n_touched; j++) {
         const int32_t id = f->ovr.touched[j];
         const uint32_t k = ty_bits(f->sel[id]);
@@ -300,7 +300,7 @@ static void ty_dense_draw(struct nextok__fz_run *r, size_t nt, float center,
     const size_t V = r->V, nb = (V + 63) / 64;
     const uint32_t kls = ty_bits(ls);
     for (size_t k = 0; k < nt; k++) r->work[k].p = f->dist.w[r->work[k].id];
-    r->k->cut_keys(f->dist.w, f->sel, V, kls, f->dist.bsum);
+    r->fk->cut_keys(f->dist.w, f->sel, V, kls, f->dist.bsum);
     for (size_t k = 0; k < nt; k++) {
         f->dist.w[r->work[k].id] = r->work[k].p;
         f->tys[(size_t)r->work[k].id >> 6] = -1.0; /* tys is free after ty_center: dirty marks */

@@ -96,7 +96,7 @@ static bool minp_dense_draw(struct nextok__fz_run *r, float thf, float tau, uint
     f->dist.ref = un ? nextok__wref_unscaled : f->dist.cref;
     f->dist.N = un ? f->dist.cref.n : 0;
     f->dist.max = m;
-    r->k->weights_ge(r->row, r->dt, r->V, t_all, &f->dist.ref, tau, f->dist.w, f->dist.bsum, f->dist.cum);
+    r->fk->weights_ge(r->row, r->dt, r->V, t_all, &f->dist.ref, tau, f->dist.w, f->dist.bsum, f->dist.cum);
     nextok__fz_cut_draw(r, thf, INT32_MAX, true, seed);
     return true;
 }
@@ -318,7 +318,7 @@ static bool sigma(struct nextok__fz_run *r, const struct nextok__p_sigma *p,
     const float center = sigma_center(r);
     int nf = 0;
     double s_row = 0.0, q_row = 0.0;
-    const float mx = r->k->sum_sq(r->row, r->dt, r->V, r->t, center, &nf, &s_row, &q_row);
+    const float mx = r->fk->sum_sq(r->row, r->dt, r->V, r->t, center, &nf, &s_row, &q_row);
     if (nf) return false;
     /* the chain's m, as dense_max: P of the row maximum unless a touched id
      * holds it (its override may be lower, or it may be removed) */
@@ -354,7 +354,7 @@ static bool sigma(struct nextok__fz_run *r, const struct nextok__p_sigma *p,
              * double; both intervals hold the chain's threshold, so their
              * intersection does, and work holds every candidate >= tlo */
             double s2 = 0.0, q2 = 0.0, lo2, hi2;
-            r->k->sum_sq_dbl(r->row, r->dt, r->V, r->t, (double)center, &s2, &q2);
+            r->fk->sum_sq_dbl(r->row, r->dt, r->V, r->t, (double)center, &s2, &q2);
             if (sigma_bounds(r, n_touched, (double)center, s2, q2, 0.0, 0x1p-1074, &lo2, &hi2)) {
                 double tlo2, thi2;
                 sigma_threshold(nsig, m, lo2, hi2, &tlo2, &thi2);
