@@ -89,6 +89,11 @@ def gen(d):
     npy(j("baddict.npy"), a4, header="{'descr': '<f4', 'fortran_order': False, 'shape': (4,) ")
     npy(j("nokey.npy"), a4, header="{'descr': '<f4', 'shape': (4,), }")
     npy(j("badshape.npy"), a4, header="{'descr': '<f4', 'fortran_order': False, 'shape': (4x,), }")
+    # control bytes in the header: an ESC sequence, BEL and a C1 CSI
+    npy(j("ctl_descr.npy"), a4,
+        header="{'descr': '\x1b[31m<f4\x07', 'fortran_order': False, 'shape': (4,), }")
+    npy(j("ctl_key.npy"), a4, header="{'\x1b]0;owned\x07': 1, }")
+    npy(j("c1_descr.npy"), a4, header="{'descr': '>\x9b2J', 'fortran_order': False, 'shape': (4,), }")
     with open(j("magic.npy"), "wb") as f:
         f.write(b"NOTNUMPY" + b"\0" * 64)
     with open(j("hdrlen.npy"), "wb") as f:
@@ -463,6 +468,17 @@ bad_msg "all -inf" "candidate" probs --logits "$T/neginf.f32"
 bad_msg "--row out of range" "row" probs --logits "$T/rows.npy" --row 3
 bad "--row -1" probs --logits "$T/rows.npy" --row -1
 bad_msg "sample -n 0" "-n" sample --logits "$A4" -n 0
+# Bytes from the file reach the error line escaped, never raw (no terminal
+# escape sequences): only printable ASCII and the final newline on stderr.
+for f in ctl_descr:1b ctl_key:1b c1_descr:9b; do
+    bad "npy ${f%:*}: one error line" probs --logits "$T/${f%:*}.npy"
+    if LC_ALL=C grep -aqF "\\x${f#*:}" "$T/err"; then pass; else
+        fail "npy ${f%:*}: \\x${f#*:} not in the message: $(cat -v "$T/err")"
+    fi
+    if [ "$(LC_ALL=C tr -d '\n[:print:]' <"$T/err" | wc -c)" -eq 0 ]; then pass; else
+        fail "npy ${f%:*}: raw control bytes on stderr: $(cat -v "$T/err")"
+    fi
+done
 bad "sample -n abc" sample --logits "$A4" -n abc
 bad "sample -n missing" sample --logits "$A4" -n
 bad "sample NaN logits" sample --logits "$T/nan.f32" -n 3

@@ -20,8 +20,13 @@ static void vfail(const char *cmd, const char *fmt, va_list ap)
 {
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    for (char *p = msg; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
+    /* one line, and no control byte of any origin (a library message may
+     * quote a file) can steer the terminal; readers escape what they quote */
+    for (char *p = msg; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\n' || c == '\r') *p = ' ';
+        else if (c < 0x20 || c == 0x7f) *p = '?';
+    }
     fflush(stdout);
     if (cmd)
         fprintf(stderr, "nextok %s: %s\n", cmd, msg);

@@ -74,7 +74,8 @@ int nextok_cmd_bench(int argc, char **argv);   /* cmd_bench.c   */
 /* ------------------------------------------------------------------------ */
 
 /* Print "nextok <cmd>: <message>\n" to stderr (newlines in the message are
- * replaced by spaces, so it stays one line) and return CLI_EXIT_USAGE.
+ * replaced by spaces, so it stays one line, and other ASCII control bytes by
+ * '?') and return CLI_EXIT_USAGE.
  * cmd may be NULL for errors of the top-level program ("nextok: ..."). */
 int cli_fail(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
