@@ -269,11 +269,42 @@ static nextok_status prepare(const struct setup *s, struct nextok_chain *c)
 
 /* ---- comparison ------------------------------------------------------------------- */
 
+/* The configuration and the row, for the report of a mismatch. */
+static void describe(const struct setup *s, const void *row)
+{
+    const struct nextok_sampling_params *p = &s->p;
+    static const char *const DT[] = {"f32", "f16", "bf16"};
+    fprintf(stderr, "  profile %s, V %zu, dtype %s, samplers '%s', selector %d, seed %llu\n",
+            nextok_profile_name(p->profile), s->V, DT[s->dt], p->samplers ? p->samplers : "(profile)",
+            (int)p->selector, (unsigned long long)p->seed);
+    fprintf(stderr, "  temp %g dynatemp %g/%g top_k %d ties %d top_p %g min_p %g typical %g sigma %g "
+            "xtc %g/%g eps %g eta %g min_keep %zu\n", p->temperature, p->dynatemp_range,
+            p->dynatemp_exponent, (int)p->top_k, (int)p->top_k_ties, p->top_p, p->min_p,
+            p->typical_p, p->top_n_sigma, p->xtc_probability, p->xtc_threshold, p->epsilon_cutoff,
+            p->eta_cutoff, p->min_keep);
+    fprintf(stderr, "  repeat %g freq %g pres %g last_n %d dry %g/%g/%d/%d mirostat %d (%g, %g) "
+            "nan %d bias %zu banned %zu allowed %zu min_tokens %d ngram %d prompt %zu hist %zu\n",
+            p->repeat_penalty, p->frequency_penalty, p->presence_penalty, (int)p->penalty_last_n,
+            p->dry_multiplier, p->dry_base, (int)p->dry_allowed_length, (int)p->dry_penalty_last_n,
+            (int)p->mirostat, p->mirostat_tau, p->mirostat_eta, (int)p->nan_policy, p->n_logit_bias,
+            p->n_banned, p->n_allowed, (int)p->min_tokens, (int)p->no_repeat_ngram, s->n_prompt,
+            s->n_hist);
+    fprintf(stderr, "  row:");
+    for (size_t k = 0; row && k < s->V && k < 64; k++) {
+        float x = s->dt == NEXTOK_DTYPE_F32 ? ((const float *)row)[k]
+                : s->dt == NEXTOK_DTYPE_F16 ? nextok_f16_to_f32(((const uint16_t *)row)[k])
+                                            : nextok_bf16_to_f32(((const uint16_t *)row)[k]);
+        fprintf(stderr, " %.9g", x);
+    }
+    fprintf(stderr, s->V > 64 ? " ...\n" : "\n");
+}
+
+static const void *g_row; /* the row of the input being compared, for differ() */
+
 static void differ(const struct setup *s, size_t step, const char *what)
 {
-    fprintf(stderr, "fused/plain mismatch at step %zu: %s (profile %s, V %zu, dtype %d, samplers '%s')\n",
-            step, what, nextok_profile_name(s->p.profile), s->V, (int)s->dt,
-            s->p.samplers ? s->p.samplers : "(profile order)");
+    fprintf(stderr, "fused/plain mismatch at step %zu: %s\n", step, what);
+    describe(s, g_row);
     abort();
 }
 
@@ -314,6 +345,13 @@ static void compare_probs(const struct setup *s, size_t step, nextok_status ra, 
 {
     if (ra != rb) differ(s, step, "probs status");
     if (ra != NEXTOK_OK) return;
+    if (na != nb || ka != kb) {
+        fprintf(stderr, "  fused: %zu survivors, token %d:", na, (int)ka);
+        for (size_t i = 0; i < na && i < 16; i++) fprintf(stderr, " %d:%.9g", (int)b->pa[i].id, b->pa[i].p);
+        fprintf(stderr, "\n  plain: %zu survivors, token %d:", nb, (int)kb);
+        for (size_t i = 0; i < nb && i < 16; i++) fprintf(stderr, " %d:%.9g", (int)b->pb[i].id, b->pb[i].p);
+        fprintf(stderr, "\n");
+    }
     if (na != nb) differ(s, step, "probs: number of survivors");
     if (ka != kb) differ(s, step, "probs: token");
     for (size_t i = 0; i < na; i++)
@@ -376,6 +414,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nextok_status ra = build(&s, false, &a), rb = build(&s, true, &c);
     if (ra != rb) differ(&s, 0, "chain init status");
     void *row = ra == NEXTOK_OK ? make_row(&r, &s) : NULL;
+    g_row = row;
     struct bufs *b = row ? calloc(1, sizeof *b) : NULL;
     if (b) {
         b->pa = malloc(s.V * sizeof *b->pa);
