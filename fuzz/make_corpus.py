@@ -11,8 +11,8 @@ orders, and rows with ties, huge and tiny values and flat stretches. Seeds are
 named gen_*; other corpus files (hand-made, or merged from libFuzzer runs with
 -merge=1) are left alone. The byte layouts mirror pick_params() in
 fuzz_sampling.c and pick_setup()/make_row() in fuzz_fused_diff.c: change them
-together. Rows never sit wholly in -66 .. -44 under typical-p (a known hang,
-see fuzz/crashers/README.md).
+together. Rows never sit wholly in -66 .. -44: the fused path has known
+defects there (fuzz/crashers/README.md) and the targets skip such inputs.
 """
 import math
 import os
