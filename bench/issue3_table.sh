@@ -7,14 +7,14 @@ PEN="--repeat-penalty 1.1 --frequency-penalty 0.1 --presence-penalty 0.1"
 TK="--top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8"
 rows=()
 for V in 128256 256000; do for D in peaked flat; do
-  rows+=("--dist $D --vocab $V $TK" "--dist $D --vocab $V $TK $PEN")
+  rows+=("--dist $D --n-vocab $V $TK" "--dist $D --n-vocab $V $TK $PEN")
 done; done
 for V in 128256 256000; do for D in peaked flat; do
   for C in "--temp 1" "--temp 0.8" "--top-p 0.9" "--min-p 0.05 --temp 0.8" "--typical 0.95" "--top-nsigma 1" "--mirostat 2"; do
-    rows+=("--dist $D --vocab $V $C")
+    rows+=("--dist $D --n-vocab $V $C")
   done
 done; done
-rows+=("--vocab 128256 --dtype f32 --batch 256 --threads 2 $TK $PEN" "--vocab 128256 --dtype f16 --batch 256 --threads 2 $TK $PEN")
+rows+=("--n-vocab 128256 --dtype f32 --batch 256 --threads 2 $TK $PEN" "--n-vocab 128256 --dtype f16 --batch 256 --threads 2 $TK $PEN")
 echo "load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in "${rows[@]}"; do
   it=""; case "$r" in *typical*) it="--iters 200 --warmup 3";; esac

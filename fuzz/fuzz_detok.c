@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nextok.h"
+#include "fuzz_reach.h"
 
 /* ---- vocabularies ---------------------------------------------------------- */
 
@@ -68,7 +69,7 @@ static void gw_str(struct gw *g, const char *s)
 /* A SentencePiece GGUF: <unk> <s> </s> <0x00>..<0xFF> and a few pieces. */
 static struct nextok_vocab *gguf_vocab(int add_space_prefix)
 {
-    static const char *const pieces[] = {"\xe2\x96\x81" "a", "b", "\xe2\x96\x81",
+    static const char *const pieces[] = {("\xe2\x96\x81" "a"), "b", "\xe2\x96\x81",
                                          "\xe2\x96\x81\xe2\x96\x81", "\xef\xbf\xbd", "<tool>"};
     const int n_tok = 3 + 256 + 6;
     struct gw g = {malloc(65536), 0};
@@ -214,6 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nextok_detok_reset(d);
     size_t sn = stream_all(d, ids, n, data + 1, size - 1, streamed, cap);
     if (sn != whole_n || memcmp(streamed, whole, sn) != 0) abort();
+    fuzz_reached("decoded");
     free(whole);
     free(streamed);
     free(one);

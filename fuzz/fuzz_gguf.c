@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nextok.h"
+#include "fuzz_reach.h"
 #include "fuzz_vocab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -15,6 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (v || err.msg[0] == '\0') abort(); /* failures carry a message */
         return 0;
     }
+    fuzz_reached("loaded");
     fuzz_exercise_vocab(v);
     nextok_vocab_free(v);
     return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nextok.h"
+#include "fuzz_reach.h"
 
 struct reader {
     const uint8_t *p;
@@ -92,6 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc != NEXTOK_OK && pos != before) abort();
         if (rc != NEXTOK_OK) continue;
         pushed += len;
+        fuzz_reached("pushed");
+        if (res.finish != NEXTOK_FINISH_NONE) fuzz_reached("stopped");
         if (memcmp(out, text, pos) != 0) abort();
         if (res.finish == NEXTOK_FINISH_NONE && !ended && d == NEXTOK_STOP_CONTINUE &&
             pos + res.held != pushed)

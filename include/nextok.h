@@ -602,10 +602,18 @@ enum nextok_selector {
 /*
  * Everything a request can set. Start from nextok_sampling_default_params()
  * for a profile and change fields. Arrays are borrowed during chain init only.
- * Disabled values: top_k <= 0, top_p >= 1, min_p <= 0, typical_p >= 1,
- * top_n_sigma <= 0, xtc_probability <= 0, epsilon <= 0, eta <= 0,
- * repeat_penalty == 1, frequency/presence == 0, dry_multiplier == 0,
- * no_repeat_ngram <= 0, mirostat == 0, min_tokens <= 0.
+ * Off values (the stage is left out): top_k <= 0, top_p == 1, min_p == 0,
+ * typical_p == 1, top_n_sigma <= 0, xtc_probability == 0, epsilon_cutoff == 0,
+ * eta_cutoff == 0, repeat_penalty == 1, frequency/presence == 0,
+ * dry_multiplier == 0, no_repeat_ngram <= 0, mirostat == 0, min_tokens <= 0
+ * (or no eog_ids). XTC with xtc_threshold > 0.5 stays in the chain but never
+ * removes a token (llama.cpp's rule).
+ * Accepted ranges, in every profile (vLLM's; HF's warpers reject the same):
+ * top_p and typical_p in (0, 1]; min_p, xtc_probability and xtc_threshold in
+ * [0, 1]; epsilon_cutoff and eta_cutoff in [0, 1). A value past the off value
+ * (top_p 1.2, min_p -0.1) fails chain init with NEXTOK_ERR_INVALID_ARG naming
+ * the field, also in the llama profile, although llama.cpp reads it as off:
+ * docs/semantics.md, "Parameter ranges".
  */
 struct nextok_sampling_params {
     enum nextok_profile  profile;

@@ -90,6 +90,11 @@ def gen(d):
     npy(j("baddict.npy"), a4, header="{'descr': '<f4', 'fortran_order': False, 'shape': (4,) ")
     npy(j("nokey.npy"), a4, header="{'descr': '<f4', 'shape': (4,), }")
     npy(j("badshape.npy"), a4, header="{'descr': '<f4', 'fortran_order': False, 'shape': (4x,), }")
+    # control bytes in the header: an ESC sequence, BEL and a C1 CSI
+    npy(j("ctl_descr.npy"), a4,
+        header="{'descr': '\x1b[31m<f4\x07', 'fortran_order': False, 'shape': (4,), }")
+    npy(j("ctl_key.npy"), a4, header="{'\x1b]0;owned\x07': 1, }")
+    npy(j("c1_descr.npy"), a4, header="{'descr': '>\x9b2J', 'fortran_order': False, 'shape': (4,), }")
     with open(j("magic.npy"), "wb") as f:
         f.write(b"NOTNUMPY" + b"\0" * 64)
     with open(j("hdrlen.npy"), "wb") as f:
@@ -191,6 +196,8 @@ def main():
             assert isinstance(doc.get(k), (int, float)) and doc[k] > 0, "%s: %r" % (k, doc.get(k))
         assert abs(doc["ratio_to_read_pass"] - doc["ns_per_row"] / doc["read_pass_ns"]) < 1e-3 * doc["ratio_to_read_pass"] + 1e-3
         assert doc["rows"] == int(args[1]) and doc["fused"] is True, "rows %r fused %r" % (doc["rows"], doc["fused"])
+        if len(args) > 2:
+            assert doc["vocab"] == int(args[2]), "vocab %r, want %s" % (doc["vocab"], args[2])
     else:
         sys.exit("unknown helper command " + cmd)
 
@@ -394,12 +401,15 @@ bad_msg "--vocab missing" "vocab" probs --logits "$A4" --vocab "$T/nope.json"
 
 # --- bench (a small row, so it is quick; the timings themselves are not checked) -------
 for r in 1 3; do
-    if ok "bench --rows $r" bench --vocab 4096 --iters 200 --warmup 2 --no-plain --json --rows $r --top-k 40 --temp 0.8 &&
-        why=$(py bench "$T/out" $r); then pass; else fail "bench --rows $r: ${why:-}"; fi
+    if ok "bench --rows $r" bench --n-vocab 4096 --iters 200 --warmup 2 --no-plain --json --rows $r --top-k 40 --temp 0.8 &&
+        why=$(py bench "$T/out" $r 4096); then pass; else fail "bench --rows $r: ${why:-}"; fi
 done
-bad_msg "bench --rows with a batch" "rows" bench --vocab 4096 --batch 2 --rows 2 --no-plain
-bad "bench --rows 0" bench --vocab 4096 --rows 0
-bad "bench --iters 10" bench --vocab 4096 --iters 10
+# The size is --n-vocab; --vocab (a file in every other command) errors and names it.
+bad_msg "bench --vocab N names --n-vocab" "--n-vocab" bench --vocab 4096 --no-plain
+bad_msg "bench --vocab=N names --n-vocab" "--n-vocab" bench --vocab=4096 --no-plain
+bad_msg "bench --rows with a batch" "rows" bench --n-vocab 4096 --batch 2 --rows 2 --no-plain
+bad "bench --rows 0" bench --n-vocab 4096 --rows 0
+bad "bench --iters 10" bench --n-vocab 4096 --iters 10
 
 # --- bad input: exit 2, one line on stderr, nothing on stdout -------------------------
 bad_msg "unknown flag" "unknown flag '--bogus'" probs --logits "$A4" --bogus
@@ -456,6 +466,17 @@ bad_msg "npy unterminated dict" "header" probs --logits "$T/baddict.npy"
 bad_msg "npy missing key" "fortran_order" probs --logits "$T/nokey.npy"
 bad_msg "npy bad shape" "shape" probs --logits "$T/badshape.npy"
 bad_msg "npy header past the end" "truncated" probs --logits "$T/hdrlen.npy"
+# Bytes from the file reach the error line escaped, never raw (no terminal
+# escape sequences): only printable ASCII and the final newline on stderr.
+for f in ctl_descr:1b ctl_key:1b c1_descr:9b; do
+    bad "npy ${f%:*}: one error line" probs --logits "$T/${f%:*}.npy"
+    if LC_ALL=C grep -aqF "\\x${f#*:}" "$T/err"; then pass; else
+        fail "npy ${f%:*}: \\x${f#*:} not in the message: $(cat -v "$T/err")"
+    fi
+    if [ "$(LC_ALL=C tr -d '\n[:print:]' <"$T/err" | wc -c)" -eq 0 ]; then pass; else
+        fail "npy ${f%:*}: raw control bytes on stderr: $(cat -v "$T/err")"
+    fi
+done
 bad_msg "NaN logits" "nan" probs --logits "$T/nan.f32"
 bad_msg "all -inf" "candidate" probs --logits "$T/neginf.f32"
 bad_msg "--row out of range" "row" probs --logits "$T/rows.npy" --row 3

@@ -189,5 +189,20 @@ expect_bad replay_output_tokens "$CLI" replay --vocab "$GPT2" --logits "$TMP/hel
 expect_bad replay_bad_prompt "$CLI" replay --vocab "$GPT2" --logits "$TMP/hello.npy" \
     --prompt-tokens 1,99999999
 
+# Rows shorter than the vocabulary are rejected as probs and explain reject
+# them (the same message); longer rows (a padded output layer) are fine.
+npy "$TMP/short.npy" 16000 $HELLO $WORLD
+npy "$TMP/padded.npy" $((V + 7)) $HELLO $WORLD $BANG $EOS
+expect_bad replay_short_rows "$CLI" replay --vocab "$GPT2" --logits "$TMP/short.npy"
+sed 's/^nextok replay: //' "$TMP/err" >"$TMP/replay_msg"
+grep -q "logits length 16000 does not match --vocab .* (50257 tokens)" "$TMP/replay_msg" && ok ||
+    bad "replay_short_rows message: $(cat "$TMP/err")"
+for c in probs explain; do
+    expect_bad "${c}_short_rows" "$CLI" $c --vocab "$GPT2" --logits "$TMP/short.npy"
+    sed "s/^nextok $c: //" "$TMP/err" | cmp -s - "$TMP/replay_msg" && ok ||
+        bad "replay and $c word it differently: $(cat "$TMP/err") / $(cat "$TMP/replay_msg")"
+done
+expect_out replay_padded_rows "Hello world!" "$CLI" replay --vocab "$GPT2" --logits "$TMP/padded.npy"
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -933,6 +933,40 @@ TEST(dry_prompt_and_state)
     nextok_sampler_free(s);
 }
 
+/* set_prompt on a fresh DRY (no history array yet) once computed NULL + 0,
+ * undefined behaviour that clang's UBSan reports (issue 14): run under the
+ * clang sanitizer build, this test fails without the fix. */
+TEST(dry_set_prompt_fresh)
+{
+    struct nextok_sampler *s = dry(1.0f, 2.0f, 2, -1, NULL, NULL, 0);
+    CHECK_OK(nextok_sampler_set_prompt(s, NULL, 0)); /* empty prompt, fresh */
+    CHECK_OK(nextok_sampler_set_prompt(s, (const int32_t[]){1, 2, 3, 1, 2}, 5));
+    struct nextok_token_data d[NV];
+    struct nextok_token_data_array a;
+    row(&a, d, NV, NULL);
+    CHECK_OK(nextok_sampler_apply(s, &a, 0));
+    CHECK_NEAR(lg(&a, 3), -1.0, 0); /* the prompt alone: [1 2] repeats */
+    nextok_sampler_free(s);
+
+    /* the same through a whole chain, as a session starts one */
+    struct nextok_sampling_params p = nextok_sampling_default_params(NEXTOK_PROFILE_LLAMA);
+    p.n_vocab = NV;
+    p.dry_multiplier = 1.0f;
+    p.dry_base = 2.0f;
+    p.selector = NEXTOK_SELECTOR_GREEDY;
+    struct nextok_chain *c = NULL;
+    CHECK_OK(nextok_chain_init_sampling(&c, &p, NULL));
+    if (!c) return;
+    CHECK_OK(nextok_chain_set_prompt(c, (const int32_t[]){1, 2, 3, 1, 2}, 5));
+    float lgts[NV] = {0};
+    lgts[3] = 0.5f; /* the top token, until DRY takes 1 off it */
+    lgts[4] = 0.25f;
+    int32_t tok = -1;
+    CHECK_OK(nextok_chain_sample(c, lgts, NEXTOK_DTYPE_F32, &tok));
+    CHECK_EQ_INT(tok, 4);
+    nextok_chain_free(c);
+}
+
 /* The definition, transcribed: O(n^2) per token. */
 static float dry_oracle_one(const struct nextok_dry_params *p, const int32_t *full, size_t len,
                             int32_t t, float l)
@@ -1424,6 +1458,7 @@ int main(void)
     RUN(dry_breaker_last_token);
     RUN(dry_exponent_capped);
     RUN(dry_prompt_and_state);
+    RUN(dry_set_prompt_fresh);
     RUN(dry_matches_definition);
     RUN(dry_rejects);
     RUN(dry_long_history);

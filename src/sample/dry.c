@@ -273,12 +273,13 @@ static nextok_status dry_accept(struct nextok_sampler *s, int32_t token)
 /* New history: the new prompt, then the outputs kept so far (each cut to the window). */
 static nextok_status dry_rebuild(struct dry_ctx *c, const int32_t *ids, size_t n)
 {
-    const int32_t *outs = c->hist + c->n_prompt;
-    size_t k = c->len - c->n_prompt, m = n;
+    /* outputs kept: hist[first .. len); an index, not a pointer, because a
+     * fresh chain has no history array yet (NULL + 0 is undefined in C) */
+    size_t first = c->n_prompt, k = c->len - c->n_prompt, m = n;
     if (c->last_n > 0) {
         const size_t keep = (size_t)c->last_n;
         if (k > keep) {
-            outs += k - keep;
+            first += k - keep;
             k = keep;
         }
         if (m > keep - k) m = keep - k;
@@ -289,7 +290,7 @@ static nextok_status dry_rebuild(struct dry_ctx *c, const int32_t *ids, size_t n
     int32_t *h = malloc(cap * sizeof *h);
     if (!h) return NEXTOK_ERR_NOMEM;
     if (m) memcpy(h, ids + (n - m), m * sizeof *h);
-    if (k) memcpy(h + m, outs, k * sizeof *h);
+    if (k) memcpy(h + m, c->hist + first, k * sizeof *h);
     free(c->hist);
     c->hist = h;
     c->cap = cap;

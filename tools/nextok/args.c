@@ -20,8 +20,13 @@ static void vfail(const char *cmd, const char *fmt, va_list ap)
 {
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    for (char *p = msg; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
+    /* one line, and no control byte of any origin (a library message may
+     * quote a file) can steer the terminal; readers escape what they quote */
+    for (char *p = msg; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\n' || c == '\r') *p = ' ';
+        else if (c < 0x20 || c == 0x7f) *p = '?';
+    }
     fflush(stdout);
     if (cmd)
         fprintf(stderr, "nextok %s: %s\n", cmd, msg);
@@ -642,13 +647,21 @@ int cli_vocab_open(const char *cmd, const char *path, size_t n_vocab, struct cli
     }
     if (st != NEXTOK_OK)
         return cli_fail(cmd, "--vocab %s: %s", path, err.msg[0] ? err.msg : nextok_strerror(st));
-    size_t n_tok = (size_t)nextok_vocab_n_tokens(voc);
-    if (n_vocab < n_tok) {
+    if (cli_vocab_check_rows(cmd, path, n_vocab, voc) != 0) {
         nextok_vocab_free(voc);
-        return cli_fail(cmd, "logits length %zu does not match --vocab %s (%zu tokens)", n_vocab,
-                        path, n_tok);
+        return CLI_EXIT_USAGE;
     }
     v->impl = voc;
+    return 0;
+}
+
+int cli_vocab_check_rows(const char *cmd, const char *path, size_t n_vocab,
+                         const struct nextok_vocab *voc)
+{
+    size_t n_tok = (size_t)nextok_vocab_n_tokens(voc);
+    if (n_vocab < n_tok)
+        return cli_fail(cmd, "logits length %zu does not match --vocab %s (%zu tokens)", n_vocab,
+                        path, n_tok);
     return 0;
 }
 

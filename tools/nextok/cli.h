@@ -74,7 +74,8 @@ int nextok_cmd_bench(int argc, char **argv);   /* cmd_bench.c   */
 /* ------------------------------------------------------------------------ */
 
 /* Print "nextok <cmd>: <message>\n" to stderr (newlines in the message are
- * replaced by spaces, so it stays one line) and return CLI_EXIT_USAGE.
+ * replaced by spaces, so it stays one line, and other ASCII control bytes by
+ * '?') and return CLI_EXIT_USAGE.
  * cmd may be NULL for errors of the top-level program ("nextok: ..."). */
 int cli_fail(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
@@ -263,6 +264,11 @@ struct cli_vocab {
 };
 
 int cli_vocab_open(const char *cmd, const char *path, size_t n_vocab, struct cli_vocab *v);
+/* The rule cli_vocab_open applies, for commands that load the vocabulary
+ * themselves (replay): rows of n_vocab logits must cover voc's tokens. Prints
+ * one line and returns CLI_EXIT_USAGE if they do not, else 0. */
+int cli_vocab_check_rows(const char *cmd, const char *path, size_t n_vocab,
+                         const struct nextok_vocab *voc);
 /* The bytes token id adds to decoded text (nextok_vocab_token_bytes), as
  * NUL-terminated UTF-8 (invalid bytes written as the 4 characters \xNN),
  * truncated to fit cap. False (and "") when there is no text for id. */

@@ -98,6 +98,11 @@ static enum cli_parse own_flag(struct bench_opts *o, int argc, char **argv, int 
         o->peaked = strcmp(v, "peaked") == 0;
         return CLI_PARSE_OK;
     }
+    if (cli_is_flag(a, "--vocab")) { /* the size was once --vocab; it names a file elsewhere */
+        cli_fail("bench", "--vocab is a vocabulary file in the other commands; give the "
+                 "vocabulary size as --n-vocab N");
+        return CLI_PARSE_ERROR;
+    }
     if (cli_is_flag(a, "--dtype")) {
         VAL();
         if (!strcmp(v, "f32")) o->dtype = NEXTOK_DTYPE_F32;
@@ -110,7 +115,7 @@ static enum cli_parse own_flag(struct bench_opts *o, int argc, char **argv, int 
         return CLI_PARSE_OK;
     }
     struct { const char *name; long long lo, hi; void *dst; bool size; } nums[] = {
-        {"--vocab", 1, INT32_MAX, &o->V, true},       {"--batch", 1, 1 << 20, &o->B, true},
+        {"--n-vocab", 1, INT32_MAX, &o->V, true},     {"--batch", 1, 1 << 20, &o->B, true},
         {"--threads", 1, 1024, &o->T, true},          {"--iters", 200, 100000000, &o->iters, false},
         {"--rows", 1, 4096, &o->R, true},
         {"--warmup", 0, 100000000, &o->warmup, false}, {"--plain-iters", 1, 100000000, &o->plain_iters, false},
@@ -129,7 +134,7 @@ static enum cli_parse own_flag(struct bench_opts *o, int argc, char **argv, int 
 
 static void usage(void)
 {
-    printf("usage: nextok bench [--dist peaked|flat] [--vocab V] [--dtype f32|f16|bf16]\n"
+    printf("usage: nextok bench [--dist peaked|flat] [--n-vocab V] [--dtype f32|f16|bf16]\n"
            "                    [--batch B] [--threads T] [--rows R] [--iters N] [--warmup N]\n"
            "                    [--plain-iters N] [--no-plain] [--json] [sampling flags]\n"
            "Times the sampling call per row against a plain read pass over the same\n"

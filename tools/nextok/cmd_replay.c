@@ -256,7 +256,9 @@ static int load_inputs(const struct replay_opts *o, struct replay_run *r)
     if (st != NEXTOK_OK)
         return cli_fail(CMD, "--vocab %s: %s", o->vocab,
                         err.msg[0] ? err.msg : nextok_strerror(st));
-    return 0;
+    /* as probs and explain: a row shorter than the vocabulary can never
+     * sample its last tokens, so it is an input error, not a quiet subset */
+    return cli_vocab_check_rows(CMD, o->vocab, r->lg.n_vocab, r->vocab);
 }
 
 static struct nextok_stop_params stop_params(const struct replay_opts *o)

@@ -25,6 +25,27 @@ static int set_err(char *err, size_t cap, const char *fmt, ...)
     return -1;
 }
 
+/* Text taken from the file, made safe for an error line: bytes outside
+ * printable ASCII (control bytes, escape sequences, C1 controls, invalid
+ * UTF-8) are written as \xNN, so a crafted header cannot reach the terminal. */
+static const char *printable(const char *s, char *buf, size_t cap)
+{
+    static const char HEX[] = "0123456789abcdef";
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n + 5 <= cap; p++) {
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\') {
+            buf[n++] = (char)*p;
+            continue;
+        }
+        buf[n++] = '\\';
+        buf[n++] = 'x';
+        buf[n++] = HEX[*p >> 4];
+        buf[n++] = HEX[*p & 15];
+    }
+    buf[n] = '\0'; /* the loop leaves room for it */
+    return buf;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Whole-file reading                                                        */
 /* ------------------------------------------------------------------------ */
@@ -187,13 +208,17 @@ static int parse_shape(struct hdr *h, char *err, size_t ecap)
 
 static int parse_entry(struct hdr *h, char *err, size_t ecap)
 {
-    char key[32];
+    char key[32], safe[4 * sizeof key + 1];
     if (parse_str(h, key, sizeof key, err, ecap) != 0) return -1;
-    if (!eat(h, ':')) return set_err(err, ecap, "bad .npy header: expected ':' after '%s'", key);
+    if (!eat(h, ':'))
+        return set_err(err, ecap, "bad .npy header: expected ':' after '%s'",
+                       printable(key, safe, sizeof safe));
     bool *seen = strcmp(key, "descr") == 0          ? &h->have_descr
                : strcmp(key, "fortran_order") == 0  ? &h->have_fortran
                : strcmp(key, "shape") == 0          ? &h->have_shape : NULL;
-    if (!seen) return set_err(err, ecap, "bad .npy header: unexpected key '%s'", key);
+    if (!seen)
+        return set_err(err, ecap, "bad .npy header: unexpected key '%s'",
+                       printable(key, safe, sizeof safe));
     if (*seen) return set_err(err, ecap, "bad .npy header: key '%s' given twice", key);
     *seen = true;
     if (seen == &h->have_descr) return parse_str(h, h->descr, sizeof h->descr, err, ecap);
@@ -233,11 +258,12 @@ static int npy_dtype(const char *descr, enum nextok_dtype *dt, char *err, size_t
         *dt = NEXTOK_DTYPE_F16;
         return 0;
     }
+    char safe[4 * 32 + 1];
     if (descr[0] == '>')
         return set_err(err, ecap, "big-endian dtype '%s' is not supported (need '<f4' float32 or "
-                       "'<f2' float16)", descr);
+                       "'<f2' float16)", printable(descr, safe, sizeof safe));
     return set_err(err, ecap, "dtype '%s' is not supported (need '<f4' float32 or '<f2' float16)",
-                   descr);
+                   printable(descr, safe, sizeof safe));
 }
 
 static void shape_text(const struct hdr *h, char *buf, size_t cap)
