@@ -362,6 +362,8 @@ NEXTOK_API nextok_status nextok_sampler_apply(struct nextok_sampler *s,
                                               uint64_t step);
 /* Forget accepted tokens, prompt and adaptive state (mirostat mu). */
 NEXTOK_API void          nextok_sampler_reset(struct nextok_sampler *s);
+/* A copy, state included, on s's allocator. On failure the message is on s
+ * (UNSUPPORTED: the implementation has no clone). */
 NEXTOK_API nextok_status nextok_sampler_clone(const struct nextok_sampler *s,
                                               struct nextok_sampler **out);
 NEXTOK_API void          nextok_sampler_free(struct nextok_sampler *s);

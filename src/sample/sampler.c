@@ -98,8 +98,18 @@ nextok_status nextok_sampler_clone(const struct nextok_sampler *s, struct nextok
 {
     if (!s || !out) return NEXTOK_ERR_INVALID_ARG;
     *out = NULL;
-    if (!s->iface->clone) return NEXTOK_ERR_UNSUPPORTED;
-    return s->iface->clone(s, out);
+    struct nextok_sampler *m = (struct nextok_sampler *)s; /* for the message only */
+    if (!s->iface->clone)
+        return nextok_sampler_set_error(m, NEXTOK_ERR_UNSUPPORTED, "%s: cannot be cloned",
+                                        nextok_sampler_name(s));
+    nextok_status rc = s->iface->clone(s, out);
+    if (rc != NEXTOK_OK) {
+        /* the message goes on the original: the caller has no other handle */
+        *out = NULL;
+        nextok_sampler_set_error(m, rc, "%s: clone failed: %s", nextok_sampler_name(s),
+                                 nextok_strerror(rc));
+    }
+    return rc;
 }
 
 void nextok_sampler_free(struct nextok_sampler *s)
