@@ -179,9 +179,8 @@ bool nextok__json_parse(struct nextok__json *doc, struct nextok__js *s,
 }
 
 nextok_status nextok__json_parse_object(struct nextok__json *doc, const struct nextok__mem *mem,
-                                        const char *text, size_t n,
-                                        const char *const *const *raw, const char *file,
-                                        struct nextok_error *err)
+                                        const char *text, size_t n, const char *const *const *raw,
+                                        const char *file, struct nextok_error *err)
 {
     struct nextok__js s;
     nextok__js_init(&s, mem, text, n);

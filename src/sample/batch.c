@@ -115,8 +115,8 @@ static void batch_row(const struct batch_job *j, size_t r)
 /* The fused path's prefetch of the row a thread samples next. */
 static void prefetch_row(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
 {
-    const struct nextok__fz_chain fc = {c->samplers, c->n, c->step, c->params.n_vocab, c->work,
-                                        &c->mem};
+    const struct nextok__fz_chain fc = {c->samplers,       c->n,    c->step,
+                                        c->params.n_vocab, c->work, &c->mem};
     nextok__fused_prefetch(c->fused, &fc, row, dt);
 }
 

@@ -252,7 +252,8 @@ static nextok_status check_bias(int32_t n_vocab, const struct nextok_logit_bias 
  * ±FLT_MAX. Any -inf entry removes the token.
  */
 static nextok_status bias_sum(const struct nextok__mem *mem, struct idlist *l,
-                              const struct nextok_logit_bias *bias, size_t n, struct nextok_error *err)
+                              const struct nextok_logit_bias *bias, size_t n,
+                              struct nextok_error *err)
 {
     double *acc = nextok__calloc(mem, l->n ? l->n : 1, sizeof *acc);
     l->bias = nextok__alloc_array(mem, l->n ? l->n : 1, sizeof *l->bias);
@@ -270,7 +271,8 @@ static nextok_status bias_sum(const struct nextok__mem *mem, struct idlist *l,
 }
 
 nextok_status nextok__init_logit_bias(struct nextok_sampler **out, const struct nextok__mem *mem,
-        int32_t n_vocab, const struct nextok_logit_bias *bias, size_t n, struct nextok_error *err)
+                                      int32_t n_vocab, const struct nextok_logit_bias *bias,
+                                      size_t n, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -357,7 +359,8 @@ const struct nextok_sampler_i nextok__iface_allowed = {
 };
 
 nextok_status nextok__init_allowed(struct nextok_sampler **out, const struct nextok__mem *mem,
-        int32_t n_vocab, const int32_t *ids, size_t n, struct nextok_error *err)
+                                   int32_t n_vocab, const int32_t *ids, size_t n,
+                                   struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -434,7 +437,8 @@ const struct nextok_sampler_i nextok__iface_banned = {
 };
 
 nextok_status nextok__init_banned(struct nextok_sampler **out, const struct nextok__mem *mem,
-        int32_t n_vocab, const int32_t *ids, size_t n, struct nextok_error *err)
+                                  int32_t n_vocab, const int32_t *ids, size_t n,
+                                  struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -446,7 +450,8 @@ nextok_status nextok__init_banned(struct nextok_sampler **out, const struct next
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating banned");
     }
     l->n_vocab = n_vocab;
-    return list_new(out, mem, &nextok__iface_banned, NEXTOK__K_BANNED, &ops_banned, l, copy, n, err);
+    return list_new(out, mem, &nextok__iface_banned, NEXTOK__K_BANNED, &ops_banned, l, copy, n,
+                    err);
 }
 
 nextok_status nextok_sampler_init_banned(struct nextok_sampler **out, int32_t n_vocab,

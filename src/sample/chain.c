@@ -126,7 +126,8 @@ static nextok_status check_ids(struct nextok_chain *c, const int32_t *ids, size_
  * which no longer can. Only a user sampler failing after another user
  * sampler changed is left half done (nextok.h, Memory).
  */
-static nextok_status stage_fail(struct nextok_chain *c, size_t i, nextok_status rc, const char *what)
+static nextok_status stage_fail(struct nextok_chain *c, size_t i, nextok_status rc,
+                                const char *what)
 {
     return nextok__chain_fail(c, rc, "%s: %s failed: %s", nextok_sampler_name(c->samplers[i]), what,
                               nextok_sampler_errmsg(c->samplers[i]));
@@ -143,8 +144,8 @@ nextok_status nextok_chain_set_prompt(struct nextok_chain *c, const int32_t *ids
     NEXTOK_FORWARD(check_ids(c, ids, n, "prompt"));
     for (size_t i = 0; i < c->n; i++) {
         struct nextok_sampler *s = c->samplers[i];
-        nextok_status rc = s->ops && s->ops->reserve_prompt ? s->ops->reserve_prompt(s, ids, n)
-                                                            : NEXTOK_OK;
+        nextok_status rc =
+            s->ops && s->ops->reserve_prompt ? s->ops->reserve_prompt(s, ids, n) : NEXTOK_OK;
         if (rc != NEXTOK_OK) return stage_fail(c, i, rc, "set_prompt");
     }
     for (int pass = 0; pass < 2; pass++) {
@@ -189,13 +190,15 @@ void nextok_chain_reset(struct nextok_chain *c)
 
 /* A failed clone reports on its original: the message is not state, and
  * the caller has no other handle to read it from. */
-static nextok_status clone_fail(const struct nextok_chain *c, nextok_status rc, const char *fmt, ...)
+static nextok_status clone_fail(const struct nextok_chain *c, nextok_status rc, const char *fmt,
+                                ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
-static nextok_status clone_fail(const struct nextok_chain *c, nextok_status rc, const char *fmt, ...)
+static nextok_status clone_fail(const struct nextok_chain *c, nextok_status rc, const char *fmt,
+                                ...)
 {
     struct nextok_chain *m = (struct nextok_chain *)c;
     va_list ap;
@@ -330,8 +333,8 @@ static void load_row(struct nextok_chain *c, const void *logits, enum nextok_dty
 static bool fused_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
                       nextok_status *rc)
 {
-    const struct nextok__fz_chain fc = {c->samplers, c->n, c->step, c->params.n_vocab, c->work,
-                                        &c->mem};
+    const struct nextok__fz_chain fc = {c->samplers,       c->n,    c->step,
+                                        c->params.n_vocab, c->work, &c->mem};
     size_t tail = 0;
     if (!nextok__fused_run(&c->fused, &fc, logits, dtype, &c->last, &tail)) return false;
     *rc = run_stages(c, &c->last, tail);

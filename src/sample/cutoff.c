@@ -111,13 +111,13 @@ static nextok_status cutoff_init(struct nextok_sampler **out, const struct nexto
 }
 
 nextok_status nextok__init_epsilon(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float epsilon, size_t min_keep, struct nextok_error *err)
+                                   float epsilon, size_t min_keep, struct nextok_error *err)
 {
     return cutoff_init(out, mem, &nextok__iface_epsilon, "epsilon", epsilon, min_keep, err);
 }
 
 nextok_status nextok__init_eta(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float eta, size_t min_keep, struct nextok_error *err)
+                               float eta, size_t min_keep, struct nextok_error *err)
 {
     return cutoff_init(out, mem, &nextok__iface_eta, "eta", eta, min_keep, err);
 }

@@ -345,8 +345,8 @@ static nextok_status dry_reserve_prompt(struct nextok_sampler *s, const int32_t 
     struct dry_ctx *c = s->ctx;
     NEXTOK_FORWARD(nextok__proc_check_prompt(s, c->n_vocab, ids, n));
     if (!dry_active(c) || rebuild_reserve(&s->mem, c, n) == NEXTOK_OK) return NEXTOK_OK;
-    return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM, "dry: out of memory for a %zu-token prompt",
-                                    n);
+    return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
+                                    "dry: out of memory for a %zu-token prompt", n);
 }
 
 static nextok_status dry_set_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
@@ -474,7 +474,7 @@ static nextok_status copy_breakers(const struct nextok__mem *mem, struct dry_ctx
 }
 
 nextok_status nextok__init_dry(struct nextok_sampler **out, const struct nextok__mem *mem,
-        const struct nextok_dry_params *params, struct nextok_error *err)
+                               const struct nextok_dry_params *params, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;

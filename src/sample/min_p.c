@@ -53,7 +53,7 @@ const struct nextok_sampler_i nextok__iface_min_p = {
 };
 
 nextok_status nextok__init_min_p(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float p, size_t min_keep, struct nextok_error *err)
+                                 float p, size_t min_keep, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -66,7 +66,7 @@ nextok_status nextok__init_min_p(struct nextok_sampler **out, const struct nexto
 }
 
 nextok_status nextok_sampler_init_min_p(struct nextok_sampler **out, float p, size_t min_keep,
-        struct nextok_error *err)
+                                        struct nextok_error *err)
 {
     return nextok__init_min_p(out, &nextok__mem_libc, p, min_keep, err);
 }

@@ -165,8 +165,8 @@ static void set_eog(struct min_tokens_ctx *c, const int32_t *eog_ids, size_t n_e
 }
 
 nextok_status nextok__init_min_tokens(struct nextok_sampler **out, const struct nextok__mem *mem,
-        int32_t n_vocab, int32_t min_tokens, const int32_t *eog_ids, size_t n_eog,
-        struct nextok_error *err)
+                                      int32_t n_vocab, int32_t min_tokens, const int32_t *eog_ids,
+                                      size_t n_eog, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -191,7 +191,8 @@ nextok_status nextok_sampler_init_min_tokens(struct nextok_sampler **out, int32_
                                              int32_t min_tokens, const int32_t *eog_ids,
                                              size_t n_eog, struct nextok_error *err)
 {
-    return nextok__init_min_tokens(out, &nextok__mem_libc, n_vocab, min_tokens, eog_ids, n_eog, err);
+    return nextok__init_min_tokens(out, &nextok__mem_libc, n_vocab, min_tokens, eog_ids, n_eog,
+                                   err);
 }
 
 size_t nextok__min_tokens_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

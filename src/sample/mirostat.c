@@ -13,7 +13,6 @@
 /* The fused path's Mirostat v2 route truncates and calls the draw. */
 static const struct nextok__stage_ops mirostat_ops = {.draw = nextok__mirostat_draw};
 
-
 struct miro_ctx {
     struct nextok__p_mirostat p;   /* p.mu is the live state */
     struct nextok__catdraw *draw;  /* scratch of the draw */
@@ -286,7 +285,8 @@ static nextok_status check_tau_eta(float tau, float eta, struct nextok_error *er
 }
 
 nextok_status nextok__init_mirostat(struct nextok_sampler **out, const struct nextok__mem *mem,
-        int32_t n_vocab, uint64_t seed, float tau, float eta, int32_t m, struct nextok_error *err)
+                                    int32_t n_vocab, uint64_t seed, float tau, float eta, int32_t m,
+                                    struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -312,7 +312,8 @@ nextok_status nextok_sampler_init_mirostat(struct nextok_sampler **out, int32_t 
 }
 
 nextok_status nextok__init_mirostat_v2(struct nextok_sampler **out, const struct nextok__mem *mem,
-        uint64_t seed, float tau, float eta, struct nextok_error *err)
+                                       uint64_t seed, float tau, float eta,
+                                       struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -324,8 +325,8 @@ nextok_status nextok__init_mirostat_v2(struct nextok_sampler **out, const struct
                                &mirostat_ops, c, err);
 }
 
-nextok_status nextok_sampler_init_mirostat_v2(struct nextok_sampler **out, uint64_t seed,
-                                              float tau, float eta, struct nextok_error *err)
+nextok_status nextok_sampler_init_mirostat_v2(struct nextok_sampler **out, uint64_t seed, float tau,
+                                              float eta, struct nextok_error *err)
 {
     return nextok__init_mirostat_v2(out, &nextok__mem_libc, seed, tau, eta, err);
 }

@@ -292,8 +292,8 @@ static nextok_status ng_reserve(struct nextok_sampler *s, int32_t token)
     struct ng_ctx *c = s->ctx;
     NEXTOK_FORWARD(nextok__proc_check_token(s, c->n_vocab, token));
     if (c->n <= 0 || index_reserve(&s->mem, &c->x) == NEXTOK_OK) return NEXTOK_OK;
-    return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
-                                    "no_repeat_ngram: out of memory recording token %d", (int)token);
+    return nextok_sampler_set_error(
+        s, NEXTOK_ERR_NOMEM, "no_repeat_ngram: out of memory recording token %d", (int)token);
 }
 
 static nextok_status ng_accept(struct nextok_sampler *s, int32_t token)
@@ -377,8 +377,9 @@ const struct nextok_sampler_i nextok__iface_no_repeat_ngram = {
     ng_name, ng_accept, ng_apply, ng_reset, ng_clone, ng_free, ng_set_prompt,
 };
 
-nextok_status nextok__init_no_repeat_ngram(struct nextok_sampler **out, const struct nextok__mem *mem,
-        int32_t n_vocab, int32_t n, struct nextok_error *err)
+nextok_status nextok__init_no_repeat_ngram(struct nextok_sampler **out,
+                                           const struct nextok__mem *mem, int32_t n_vocab,
+                                           int32_t n, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;

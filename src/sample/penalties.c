@@ -44,9 +44,9 @@ struct pen_ctx {
     size_t   ring_cap, head, count, n_prompt;
     /* What the next set_prompt builds into (pen_reserve_prompt allocates
      * them, set_prompt takes them over): not state. */
-    struct pen_map next_map;  /* slot NULL: none */
+    struct pen_map next_map; /* slot NULL: none */
     int32_t *next_ring;
-    size_t   next_ring_cap;
+    size_t next_ring_cap;
 };
 
 /* ---- the count map ------------------------------------------------------------ */
@@ -473,7 +473,8 @@ static nextok_status check_params(const struct nextok_penalty_params *p, struct 
 }
 
 nextok_status nextok__init_penalties(struct nextok_sampler **out, const struct nextok__mem *mem,
-        const struct nextok_penalty_params *params, struct nextok_error *err)
+                                     const struct nextok_penalty_params *params,
+                                     struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;

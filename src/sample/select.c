@@ -232,7 +232,8 @@ static const char *greedy_name(const struct nextok_sampler *s)
 
 static nextok_status greedy_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    return nextok__builtin_new(out, &s->mem, &nextok__iface_greedy, NEXTOK__K_GREEDY, NULL, NULL, NULL);
+    return nextok__builtin_new(out, &s->mem, &nextok__iface_greedy, NEXTOK__K_GREEDY, NULL, NULL,
+                               NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_greedy = {
@@ -242,7 +243,7 @@ const struct nextok_sampler_i nextok__iface_greedy = {
 };
 
 nextok_status nextok__init_greedy(struct nextok_sampler **out, const struct nextok__mem *mem,
-        struct nextok_error *err)
+                                  struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -315,7 +316,7 @@ const struct nextok_sampler_i nextok__iface_dist = {
 };
 
 nextok_status nextok__init_dist(struct nextok_sampler **out, const struct nextok__mem *mem,
-        uint64_t seed, struct nextok_error *err)
+                                uint64_t seed, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -377,7 +378,7 @@ const struct nextok_sampler_i nextok__iface_gumbel = {
 };
 
 nextok_status nextok__init_gumbel(struct nextok_sampler **out, const struct nextok__mem *mem,
-        uint64_t seed, struct nextok_error *err)
+                                  uint64_t seed, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;

@@ -82,8 +82,8 @@ const struct nextok_sampler_i nextok__iface_temp = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok__init_temp(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float t, struct nextok_error *err)
+nextok_status nextok__init_temp(struct nextok_sampler **out, const struct nextok__mem *mem, float t,
+                                struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -95,7 +95,7 @@ nextok_status nextok__init_temp(struct nextok_sampler **out, const struct nextok
 }
 
 nextok_status nextok_sampler_init_temp(struct nextok_sampler **out, float t,
-        struct nextok_error *err)
+                                       struct nextok_error *err)
 {
     return nextok__init_temp(out, &nextok__mem_libc, t, err);
 }
@@ -149,7 +149,7 @@ const struct nextok_sampler_i nextok__iface_temp_ext = {
 };
 
 nextok_status nextok__init_temp_ext(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float t, float range, float exponent, struct nextok_error *err)
+                                    float t, float range, float exponent, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -164,8 +164,8 @@ nextok_status nextok__init_temp_ext(struct nextok_sampler **out, const struct ne
     return nextok__builtin_new(out, mem, &nextok__iface_temp_ext, NEXTOK__K_TEMP_EXT, NULL, c, err);
 }
 
-nextok_status nextok_sampler_init_temp_ext(struct nextok_sampler **out, float t, float range, float exponent,
-        struct nextok_error *err)
+nextok_status nextok_sampler_init_temp_ext(struct nextok_sampler **out, float t, float range,
+                                           float exponent, struct nextok_error *err)
 {
     return nextok__init_temp_ext(out, &nextok__mem_libc, t, range, exponent, err);
 }

@@ -65,7 +65,7 @@ const struct nextok_sampler_i nextok__iface_top_k = {
 };
 
 nextok_status nextok__init_top_k(struct nextok_sampler **out, const struct nextok__mem *mem,
-        int32_t k, enum nextok_ties ties, struct nextok_error *err)
+                                 int32_t k, enum nextok_ties ties, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -77,8 +77,8 @@ nextok_status nextok__init_top_k(struct nextok_sampler **out, const struct nexto
     return nextok__builtin_new(out, mem, &nextok__iface_top_k, NEXTOK__K_TOP_K, NULL, c, err);
 }
 
-nextok_status nextok_sampler_init_top_k(struct nextok_sampler **out, int32_t k, enum nextok_ties ties,
-        struct nextok_error *err)
+nextok_status nextok_sampler_init_top_k(struct nextok_sampler **out, int32_t k,
+                                        enum nextok_ties ties, struct nextok_error *err)
 {
     return nextok__init_top_k(out, &nextok__mem_libc, k, ties, err);
 }

@@ -54,7 +54,7 @@ const struct nextok_sampler_i nextok__iface_top_n_sigma = {
 };
 
 nextok_status nextok__init_top_n_sigma(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float n, struct nextok_error *err)
+                                       float n, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -62,11 +62,12 @@ nextok_status nextok__init_top_n_sigma(struct nextok_sampler **out, const struct
     struct nextok__p_sigma *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "top_n_sigma: out of memory");
     c->n = n;
-    return nextok__builtin_new(out, mem, &nextok__iface_top_n_sigma, NEXTOK__K_TOP_N_SIGMA, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_top_n_sigma, NEXTOK__K_TOP_N_SIGMA, NULL, c,
+                               err);
 }
 
 nextok_status nextok_sampler_init_top_n_sigma(struct nextok_sampler **out, float n,
-        struct nextok_error *err)
+                                              struct nextok_error *err)
 {
     return nextok__init_top_n_sigma(out, &nextok__mem_libc, n, err);
 }

@@ -130,7 +130,8 @@ const struct nextok_sampler_i nextok__iface_top_p = {
 };
 
 nextok_status nextok__init_top_p(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float p, enum nextok_ties ties, size_t min_keep, struct nextok_error *err)
+                                 float p, enum nextok_ties ties, size_t min_keep,
+                                 struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -144,8 +145,8 @@ nextok_status nextok__init_top_p(struct nextok_sampler **out, const struct nexto
     return nextok__builtin_new(out, mem, &nextok__iface_top_p, NEXTOK__K_TOP_P, NULL, c, err);
 }
 
-nextok_status nextok_sampler_init_top_p(struct nextok_sampler **out, float p, enum nextok_ties ties, size_t min_keep,
-        struct nextok_error *err)
+nextok_status nextok_sampler_init_top_p(struct nextok_sampler **out, float p, enum nextok_ties ties,
+                                        size_t min_keep, struct nextok_error *err)
 {
     return nextok__init_top_p(out, &nextok__mem_libc, p, ties, min_keep, err);
 }

@@ -202,7 +202,8 @@ static nextok_status typical_clone(const struct nextok_sampler *s, struct nextok
     struct typ_ctx *c = nextok__calloc(&s->mem, 1, sizeof *c);
     if (!c) return NEXTOK_ERR_NOMEM;
     c->p = src->p; /* the scratch is not state: the clone grows its own */
-    return nextok__builtin_new(out, &s->mem, &nextok__iface_typical, NEXTOK__K_TYPICAL, NULL, c, NULL);
+    return nextok__builtin_new(out, &s->mem, &nextok__iface_typical, NEXTOK__K_TYPICAL, NULL, c,
+                               NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_typical = {
@@ -213,7 +214,7 @@ const struct nextok_sampler_i nextok__iface_typical = {
 };
 
 nextok_status nextok__init_typical(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float p, size_t min_keep, struct nextok_error *err)
+                                   float p, size_t min_keep, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -226,7 +227,7 @@ nextok_status nextok__init_typical(struct nextok_sampler **out, const struct nex
 }
 
 nextok_status nextok_sampler_init_typical(struct nextok_sampler **out, float p, size_t min_keep,
-        struct nextok_error *err)
+                                          struct nextok_error *err)
 {
     return nextok__init_typical(out, &nextok__mem_libc, p, min_keep, err);
 }

@@ -50,7 +50,8 @@ const struct nextok_sampler_i nextok__iface_xtc = {
 };
 
 nextok_status nextok__init_xtc(struct nextok_sampler **out, const struct nextok__mem *mem,
-        float probability, float threshold, size_t min_keep, uint64_t seed, struct nextok_error *err)
+                               float probability, float threshold, size_t min_keep, uint64_t seed,
+                               struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -64,8 +65,9 @@ nextok_status nextok__init_xtc(struct nextok_sampler **out, const struct nextok_
     return nextok__builtin_new(out, mem, &nextok__iface_xtc, NEXTOK__K_XTC, NULL, c, err);
 }
 
-nextok_status nextok_sampler_init_xtc(struct nextok_sampler **out, float probability, float threshold, size_t min_keep, uint64_t seed,
-        struct nextok_error *err)
+nextok_status nextok_sampler_init_xtc(struct nextok_sampler **out, float probability,
+                                      float threshold, size_t min_keep, uint64_t seed,
+                                      struct nextok_error *err)
 {
     return nextok__init_xtc(out, &nextok__mem_libc, probability, threshold, min_keep, seed, err);
 }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 struct nextok_session {
-    struct nextok__mem mem;        /* everything the session makes           */
+    struct nextok__mem mem; /* everything the session makes           */
     const struct nextok_vocab *vocab;
     int32_t n_text_ids;            /* ids with a token in the vocabulary       */
     struct nextok_decode_params decode;

@@ -227,7 +227,8 @@ static nextok_status copy_strings(struct nextok_stop *s, const struct nextok_sto
 {
     s->n_strings = p->n_strings;
     s->strings = nextok__calloc(&s->mem, p->n_strings ? p->n_strings : 1, sizeof *s->strings);
-    s->string_lens = nextok__calloc(&s->mem, p->n_strings ? p->n_strings : 1, sizeof *s->string_lens);
+    s->string_lens =
+        nextok__calloc(&s->mem, p->n_strings ? p->n_strings : 1, sizeof *s->string_lens);
     if (!s->strings || !s->string_lens) return NEXTOK_ERR_NOMEM;
     size_t longest = 0;
     for (size_t i = 0; i < p->n_strings; i++) {
@@ -251,8 +252,8 @@ static nextok_status copy_ids(struct nextok_stop *s, const struct nextok_stop_pa
     s->seq_off = nextok__calloc(&s->mem, p->n_seqs + 1, sizeof *s->seq_off);
     size_t base = p->n_seqs ? p->seq_off[0] : 0;
     size_t n_ids = p->n_seqs ? p->seq_off[p->n_seqs] - base : 0;
-    s->seq_ids = nextok__memdup(&s->mem, p->n_seqs ? p->seq_ids + base : NULL,
-                                n_ids * sizeof *s->seq_ids);
+    s->seq_ids =
+        nextok__memdup(&s->mem, p->n_seqs ? p->seq_ids + base : NULL, n_ids * sizeof *s->seq_ids);
     if (!s->eog || !s->stop_ids || !s->seq_off || !s->seq_ids) return NEXTOK_ERR_NOMEM;
     for (size_t i = 0; i <= p->n_seqs && p->n_seqs; i++) s->seq_off[i] = p->seq_off[i] - base;
     for (size_t i = 0; i < p->n_seqs; i++) {

@@ -14,18 +14,15 @@
 #include <pcre2.h>
 
 struct nextok__rx {
-    struct nextok__mem mem;        /* PCRE2's memory_data: the hook it allocates through */
-    pcre2_general_context *gctx;   /* PCRE2's allocations (compile, match data, match)   */
+    struct nextok__mem mem;      /* PCRE2's memory_data: the hook it allocates through */
+    pcre2_general_context *gctx; /* PCRE2's allocations (compile, match data, match)   */
     pcre2_code *code;
     pcre2_match_data *md;
     size_t lookbehind; /* bytes before a match start a lookbehind may inspect */
 };
 
 /* PCRE2's private_malloc / private_free: the matcher's allocator. */
-static void *rx_malloc(PCRE2_SIZE size, void *data)
-{
-    return nextok__alloc(data, size);
-}
+static void *rx_malloc(PCRE2_SIZE size, void *data) { return nextok__alloc(data, size); }
 
 static void rx_free(void *p, void *data) { nextok__free(data, p); }
 
@@ -39,7 +36,8 @@ static nextok_status rx_finish(struct nextok__rx *rx, struct nextok_error *err)
     return NEXTOK_OK;
 }
 
-static nextok_status rx_compile(struct nextok__rx *rx, const char *pattern, struct nextok_error *err)
+static nextok_status rx_compile(struct nextok__rx *rx, const char *pattern,
+                                struct nextok_error *err)
 {
     int code = 0;
     PCRE2_SIZE off = 0;
@@ -66,9 +64,9 @@ nextok_status nextok__rx_init(struct nextok__rx **out, const struct nextok__mem 
     rx->mem = *mem;
     /* every PCRE2 block of this regex, the general context too, goes through rx->mem */
     rx->gctx = pcre2_general_context_create(rx_malloc, rx_free, &rx->mem);
-    nextok_status rc = rx->gctx ? rx_compile(rx, pattern, err)
-                                : nextok__err(err, NEXTOK_ERR_NOMEM,
-                                              "regex: out of memory compiling it");
+    nextok_status rc =
+        rx->gctx ? rx_compile(rx, pattern, err)
+                 : nextok__err(err, NEXTOK_ERR_NOMEM, "regex: out of memory compiling it");
     if (rc == NEXTOK_OK) rc = rx_finish(rx, err);
     if (rc != NEXTOK_OK) {
         nextok__rx_free(rx);

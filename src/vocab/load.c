@@ -54,7 +54,8 @@ nextok_status nextok__load_file(struct nextok_vocab **out, const struct nextok__
     *out = NULL;
     NEXTOK_RETURN_IF(!path, err, NEXTOK_ERR_INVALID_ARG, "path: must not be NULL");
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return nextok__load_hf_json(out, mem, path, err);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return nextok__load_hf_json(out, mem, path, err);
     char head[8] = {0};
     size_t got = 0;
     NEXTOK_FORWARD(nextok__read_head(path, head, sizeof head, &got, err));
@@ -110,7 +111,8 @@ nextok_status nextok_vocab_load_mem_ex(struct nextok_vocab **out, const void *da
     struct nextok__mem mem;
     NEXTOK_FORWARD(resolve(&mem, params, err));
     const char *p = data ? data : "";
-    if (size >= 4 && memcmp(p, "GGUF", 4) == 0) return nextok__load_gguf_mem(out, &mem, p, size, err);
+    if (size >= 4 && memcmp(p, "GGUF", 4) == 0)
+        return nextok__load_gguf_mem(out, &mem, p, size, err);
     if (starts_object(p, size)) {
         const struct nextok_hf_json_mem files = {p, size, NULL, 0, NULL, 0};
         return nextok__load_hf_json_mem(out, &mem, &files, err);

@@ -246,7 +246,8 @@ nextok_status nextok__load_tiktoken_mem(struct nextok_vocab **out, const struct 
     return NEXTOK_OK;
 }
 
-nextok_status nextok_vocab_load_tiktoken_mem(struct nextok_vocab **out, const void *data, size_t size,
+nextok_status nextok_vocab_load_tiktoken_mem(struct nextok_vocab **out, const void *data,
+                                             size_t size,
                                              const struct nextok_special_token *specials,
                                              size_t n_specials, struct nextok_error *err)
 {
