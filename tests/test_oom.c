@@ -39,26 +39,26 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
-void  __real_free(void *p);
+void __real_free(void *p);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
-void  __wrap_free(void *p);
+void __wrap_free(void *p);
 
 /* One failing allocator's counters (the hook's, and the C library's). */
 struct fa {
-    atomic_int  armed;    /* count calls, fail the fail_at-th                      */
-    atomic_long calls;    /* allocations (alloc, realloc) since armed              */
-    atomic_long fail_at;  /* 0: none                                               */
-    atomic_int  sticky;   /* and every allocation after it                         */
-    atomic_int  injected; /* the failure happened                                  */
-    atomic_int  track;    /* count live blocks                                     */
+    atomic_int armed;    /* count calls, fail the fail_at-th                      */
+    atomic_long calls;   /* allocations (alloc, realloc) since armed              */
+    atomic_long fail_at; /* 0: none                                               */
+    atomic_int sticky;   /* and every allocation after it                         */
+    atomic_int injected; /* the failure happened                                  */
+    atomic_int track;    /* count live blocks                                     */
     atomic_long live;
 };
 
-static struct fa lc;          /* the C library (the wrappers)                    */
-static atomic_int lc_watch;   /* a hook scenario runs: the wrappers must be idle */
-static atomic_long lc_stray;  /* calls that reached them meanwhile               */
+static struct fa lc;         /* the C library (the wrappers)                    */
+static atomic_int lc_watch;  /* a hook scenario runs: the wrappers must be idle */
+static atomic_long lc_stray; /* calls that reached them meanwhile               */
 
 static int fa_fail(struct fa *f)
 {
@@ -191,7 +191,7 @@ struct x {
 
 struct scenario {
     const char *name;
-    int libc;     /* fail the C library's allocations, not the hook's */
+    int libc; /* fail the C library's allocations, not the hook's */
     int n_calls;
     void (*setup)(struct x *x);
     nextok_status (*run)(struct x *x, int k, struct rec *r);
@@ -273,8 +273,10 @@ static int run_calls(const struct scenario *s, struct x *x, long fail_at, int st
         const int hit = atomic_load(&f->injected) && !before;
         if (hit) atomic_store(&f->armed, 0);
         if (rc == NEXTOK_ERR_NOMEM && hit) {
-            CHECK_MSG(x->msg && x->msg[0], "%s: call %d, allocation %ld failing: NOMEM without a "
-                      "message", s->name, k, fail_at);
+            CHECK_MSG(x->msg && x->msg[0],
+                      "%s: call %d, allocation %ld failing: NOMEM without a "
+                      "message",
+                      s->name, k, fail_at);
             call.n = 0;
             rc = s->run(x, k, &call);
             CHECK_MSG(rc == NEXTOK_OK, "%s: call %d made again after allocation %ld failed: %s",
@@ -284,7 +286,8 @@ static int run_calls(const struct scenario *s, struct x *x, long fail_at, int st
                       s->name, k, fail_at);
         } else {
             CHECK_MSG(0, "%s: call %d, allocation %ld failing: %s (%s)%s", s->name, k, fail_at,
-                      nextok_status_name(rc), x->msg ? x->msg : "", hit ? "" : " (no failure injected)");
+                      nextok_status_name(rc), x->msg ? x->msg : "",
+                      hit ? "" : " (no failure injected)");
         }
         put(got, call.p, call.n);
     }
@@ -310,8 +313,8 @@ static long sweep(const struct scenario *s, const void *arg)
     s->probe(&x, &ref_probe);
     s->teardown(&x);
     end(s);
-    CHECK_MSG(atomic_load(&fa_of(s)->live) == live0, "%s: unfailed run: %ld blocks leaked",
-              s->name, atomic_load(&fa_of(s)->live) - live0);
+    CHECK_MSG(atomic_load(&fa_of(s)->live) == live0, "%s: unfailed run: %ld blocks leaked", s->name,
+              atomic_load(&fa_of(s)->live) - live0);
     const int failed0 = h_cur_failed;
     h_cur_failed = 0;
     long n_all = 0;
@@ -326,13 +329,18 @@ static long sweep(const struct scenario *s, const void *arg)
             s->probe(&x, &probe);
             s->teardown(&x);
             end(s);
-            CHECK_MSG(rec_eq(&got, &ref), "%s: allocation %ld failing%s: the calls' results "
-                      "differ from the unfailed run's", s->name, fail_at, how);
-            CHECK_MSG(rec_eq(&probe, &ref_probe), "%s: allocation %ld failing%s: the objects "
-                      "differ afterwards from the unfailed run's", s->name, fail_at, how);
-            CHECK_MSG(atomic_load(&fa_of(s)->live) == live0, "%s: allocation %ld failing%s: %ld "
-                      "blocks leaked", s->name, fail_at, how,
-                      atomic_load(&fa_of(s)->live) - live0);
+            CHECK_MSG(rec_eq(&got, &ref),
+                      "%s: allocation %ld failing%s: the calls' results "
+                      "differ from the unfailed run's",
+                      s->name, fail_at, how);
+            CHECK_MSG(rec_eq(&probe, &ref_probe),
+                      "%s: allocation %ld failing%s: the objects "
+                      "differ afterwards from the unfailed run's",
+                      s->name, fail_at, how);
+            CHECK_MSG(atomic_load(&fa_of(s)->live) == live0,
+                      "%s: allocation %ld failing%s: %ld "
+                      "blocks leaked",
+                      s->name, fail_at, how, atomic_load(&fa_of(s)->live) - live0);
             if (!reached) break;
             n++;
         }
@@ -340,10 +348,11 @@ static long sweep(const struct scenario *s, const void *arg)
                   how, n, total);
         n_all += n;
     }
-    CHECK_MSG(atomic_load(&lc_stray) == stray0, "%s: %ld calls to the C library's allocator "
-              "from objects that have a hook", s->name, atomic_load(&lc_stray) - stray0);
-    CHECK_MSG(atomic_load(&hk_bad) == 0, "%s: the hook was called outside its contract",
-              s->name);
+    CHECK_MSG(atomic_load(&lc_stray) == stray0,
+              "%s: %ld calls to the C library's allocator "
+              "from objects that have a hook",
+              s->name, atomic_load(&lc_stray) - stray0);
+    CHECK_MSG(atomic_load(&hk_bad) == 0, "%s: the hook was called outside its contract", s->name);
     h_cur_failed |= failed0;
     rec_free(&ref);
     rec_free(&ref_probe);
@@ -364,9 +373,9 @@ static void report(const char *name, long n)
 
 /* ---- rows, prompts, tokens --------------------------------------------------------- */
 
-#define V 4096 /* wide enough for the fused path */
+#define V     4096 /* wide enough for the fused path */
 #define NROWS 16
-#define NW (V / 32)
+#define NW    (V / 32)
 
 static float g_rows[NROWS][V];
 static int32_t g_mask[NW];
@@ -527,7 +536,8 @@ static void stages_probe(struct nextok_chain *c, const float *row, struct rec *r
     const size_t n_vocab = (size_t)nextok_chain_n_vocab(c);
     for (size_t i = 0; i < nextok_chain_n(c); i++) {
         struct nextok_sampler *s = nextok_chain_get(c, i);
-        for (size_t j = 0; j < n_vocab; j++) buf[j] = (struct nextok_token_data){(int32_t)j, row[j], 0.0f};
+        for (size_t j = 0; j < n_vocab; j++)
+            buf[j] = (struct nextok_token_data){(int32_t)j, row[j], 0.0f};
         struct nextok_token_data_array a = {buf, n_vocab, -1, false};
         nextok_status rc = nextok_sampler_apply(s, &a, 1);
         PUT(r, rc);
@@ -555,7 +565,8 @@ static void chain_probe(struct x *x, struct nextok_chain *c, struct rec *r)
         set_mask(x, c);
         size_t n = 0;
         int32_t tok = -1;
-        nextok_status rc = nextok_chain_probs(c, g_rows[10 + s], NEXTOK_DTYPE_F32, out, V, &n, &tok);
+        nextok_status rc =
+            nextok_chain_probs(c, g_rows[10 + s], NEXTOK_DTYPE_F32, out, V, &n, &tok);
         PUT(r, rc);
         PUT(r, n);
         PUT(r, tok);
@@ -603,7 +614,8 @@ static nextok_status run_init_sampling(struct x *x, int k, struct rec *r)
 static nextok_status run_set_prompt(struct x *x, int k, struct rec *r)
 {
     (void)r;
-    return note(x, nextok_chain_set_prompt(x->c, g_prompt, k ? 100 : 40), nextok_chain_errmsg(x->c));
+    return note(x, nextok_chain_set_prompt(x->c, g_prompt, k ? 100 : 40),
+                nextok_chain_errmsg(x->c));
 }
 
 /* Even calls sample, odd calls accept the token. */
@@ -664,9 +676,9 @@ static nextok_status run_logprobs(struct x *x, int k, struct rec *r)
     size_t n_top = 0;
     float lp = 0;
     int32_t rank = 0;
-    nextok_status rc = nextok_chain_logprobs(x->c, k ? NEXTOK_LOGPROBS_PROCESSED : NEXTOK_LOGPROBS_RAW,
-                                             g_rows[2], NEXTOK_DTYPE_F32, x->tok, 5, top, &n_top,
-                                             &lp, &rank);
+    nextok_status rc =
+        nextok_chain_logprobs(x->c, k ? NEXTOK_LOGPROBS_PROCESSED : NEXTOK_LOGPROBS_RAW, g_rows[2],
+                              NEXTOK_DTYPE_F32, x->tok, 5, top, &n_top, &lp, &rank);
     if (rc == NEXTOK_OK) {
         PUT(r, n_top);
         put(r, top, n_top * sizeof *top);
@@ -727,9 +739,10 @@ static nextok_status run_batch(struct x *x, int k, struct rec *r)
     x->absorb = true;
     const float *rows = g_rows[k == 0 ? 0 : 3];
     nextok_status rc = cfg_of(x)->mask
-        ? nextok_batch_sample_bitmask(g_pool, x->cs, rows, NEXTOK_DTYPE_F32, 3, V, g_mask, NW,
-                                      x->toks, x->row_status)
-        : nextok_batch_sample(g_pool, x->cs, rows, NEXTOK_DTYPE_F32, 3, V, x->toks, x->row_status);
+                           ? nextok_batch_sample_bitmask(g_pool, x->cs, rows, NEXTOK_DTYPE_F32, 3,
+                                                         V, g_mask, NW, x->toks, x->row_status)
+                           : nextok_batch_sample(g_pool, x->cs, rows, NEXTOK_DTYPE_F32, 3, V,
+                                                 x->toks, x->row_status);
     if (rc == NEXTOK_OK) put(r, x->toks, 3 * sizeof *x->toks);
     for (int i = 0; i < 3 && rc != NEXTOK_OK; i++)
         if (x->row_status[i] != NEXTOK_OK) return note(x, rc, nextok_chain_errmsg(x->cs[i]));
@@ -751,7 +764,8 @@ static const struct scenario sc_chain[] = {
     {"chain_logprobs raw, processed", 0, 2, chain_sampled, run_logprobs, probe_c, free_all},
     {"chain_apply", 0, 1, chain_fresh, run_apply, probe_c, free_all},
     {"chain_clone", 0, 1, chain_warm, run_clone, probe_clone, free_all},
-    {"batch_sample, accept x3, batch_sample", 0, 5, chains_fresh, run_batch, probe_chains, free_all},
+    {"batch_sample, accept x3, batch_sample", 0, 5, chains_fresh, run_batch, probe_chains,
+     free_all},
 };
 
 TEST(chains)
@@ -785,13 +799,10 @@ static void probe_empty_chain(struct x *x, struct rec *r)
     PUT(r, rc); /* STATE: no selector */
 }
 
-static const struct scenario sc_chain_init = {"chain_init (no samplers)", 0, 1, no_setup,
-                                              run_chain_init, probe_empty_chain, free_all};
+static const struct scenario sc_chain_init = {
+    "chain_init (no samplers)", 0, 1, no_setup, run_chain_init, probe_empty_chain, free_all};
 
-TEST(chain_init)
-{
-    SWEEP(&sc_chain_init, NULL);
-}
+TEST(chain_init) { SWEEP(&sc_chain_init, NULL); }
 
 /* ---- stop matcher ----------------------------------------------------------------- */
 
@@ -824,8 +835,8 @@ static struct nextok_stop_params stop_params(void)
 static const struct {
     int32_t tok;
     const char *text;
-} stop_script[] = {{1, "ab"}, {2, "\n"}, {3, "x E"}, {4, "N"}, {5, "9"},
-                   {6, "8 "}, {7, "12"}, {8, "3"}};
+} stop_script[] = {{1, "ab"}, {2, "\n"}, {3, "x E"}, {4, "N"},
+                   {5, "9"},  {6, "8 "}, {7, "12"},  {8, "3"}};
 #define N_PUSH 8
 
 static nextok_status push_one(struct nextok_stop *st, int i, struct rec *r)
@@ -834,8 +845,8 @@ static nextok_status push_one(struct nextok_stop *st, int i, struct rec *r)
     struct nextok_text_out out = {buf, sizeof buf, 0};
     struct nextok_stop_result res = {NEXTOK_FINISH_NONE, -1, 0};
     const char *t = stop_script[i].text;
-    nextok_status rc = nextok_stop_push(st, stop_script[i].tok, t, strlen(t), NEXTOK_STOP_CONTINUE,
-                                        &out, &res);
+    nextok_status rc =
+        nextok_stop_push(st, stop_script[i].tok, t, strlen(t), NEXTOK_STOP_CONTINUE, &out, &res);
     PUT(r, rc);
     if (rc == NEXTOK_OK) {
         PUT(r, out.pos);
@@ -964,19 +975,23 @@ static int miro_once(long fail_at, const float *row_a, const float *row_b)
     const int injected = atomic_load(&hk.injected);
     disarm(&hook_sc);
     atomic_store(&hk.sticky, 0);
-    CHECK_MSG(rc == (injected ? NEXTOK_ERR_NOMEM : NEXTOK_OK), "sample B, allocations failing from "
-              "%ld on: %s", fail_at, nextok_status_name(rc));
+    CHECK_MSG(rc == (injected ? NEXTOK_ERR_NOMEM : NEXTOK_OK),
+              "sample B, allocations failing from "
+              "%ld on: %s",
+              fail_at, nextok_status_name(rc));
     for (int j = 0; j < 2 && c[0] && c[1]; j++) {
         CHECK_OK(nextok_chain_accept(c[j], tok[j]));
         CHECK_OK(nextok_chain_sample(c[j], g_rows[1], NEXTOK_DTYPE_F32, &next[j]));
     }
     if (c[0] && c[1] && injected) {
-        const float mu0 = nextok_sampler_mirostat_mu(nextok_chain_get(c[0], nextok_chain_n(c[0]) - 1));
-        const float mu1 = nextok_sampler_mirostat_mu(nextok_chain_get(c[1], nextok_chain_n(c[1]) - 1));
+        const float mu0 =
+            nextok_sampler_mirostat_mu(nextok_chain_get(c[0], nextok_chain_n(c[0]) - 1));
+        const float mu1 =
+            nextok_sampler_mirostat_mu(nextok_chain_get(c[1], nextok_chain_n(c[1]) - 1));
         CHECK_MSG(tok[0] == tok[1] && memcmp(&mu0, &mu1, sizeof mu0) == 0 && next[0] == next[1],
                   "allocations failing from %ld on: mu %.9g after the failed draw, %.9g without "
-                  "it; next token %d, %d", fail_at, (double)mu0, (double)mu1, (int)next[0],
-                  (int)next[1]);
+                  "it; next token %d, %d",
+                  fail_at, (double)mu0, (double)mu1, (int)next[0], (int)next[1]);
         CHECK(mu1 != 2.0f * g_cfg[6].p.mirostat_tau); /* the accept did move it */
     }
     nextok_chain_free(c[0]);
@@ -1055,8 +1070,9 @@ static nextok_status run_load(struct x *x, int k, struct rec *r)
     const struct vocab_src *src = x->arg;
     struct nextok_vocab_load_params lp = nextok_vocab_load_default_params();
     lp.allocator = &g_hook;
-    nextok_status rc = src->path ? nextok_vocab_load_file_ex(&x->v, src->path, &lp, &x->err)
-                                 : nextok_vocab_load_mem_ex(&x->v, src->data, src->size, &lp, &x->err);
+    nextok_status rc = src->path
+                           ? nextok_vocab_load_file_ex(&x->v, src->path, &lp, &x->err)
+                           : nextok_vocab_load_mem_ex(&x->v, src->data, src->size, &lp, &x->err);
     if (rc != NEXTOK_OK) CHECK(x->v == NULL);
     return note(x, rc, x->err.msg);
 }
@@ -1069,7 +1085,8 @@ static const struct scenario sc_load = {"", 0, 1, no_setup, run_load, probe_voca
 static const char small_json[] =
     "{\"model\": {\"type\": \"WordPiece\", \"unk_token\": \"[UNK]\", \"vocab\": {\"[UNK]\": 0, "
     "\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"e\": 5, \"f\": 6, \"g\": 7, \"h\": 8, \"i\": 9, "
-    "\"j\": 10, \"k\": 11, \"l\": 12}}, \"decoder\": {\"type\": \"WordPiece\", \"prefix\": \"##\"}}";
+    "\"j\": 10, \"k\": 11, \"l\": 12}}, \"decoder\": {\"type\": \"WordPiece\", \"prefix\": "
+    "\"##\"}}";
 
 static void small_vocab(struct x *x)
 {
@@ -1086,8 +1103,8 @@ static nextok_status run_eog(struct x *x, int k, struct rec *r)
     return nextok_vocab_set_special_id(x->v, NEXTOK_VOCAB_EOT, 12);
 }
 
-static const struct scenario sc_eog = {"vocab_add_eog x12, set_special_id", 0, 13, small_vocab,
-                                       run_eog, probe_vocab, free_all};
+static const struct scenario sc_eog = {
+    "vocab_add_eog x12, set_special_id", 0, 13, small_vocab, run_eog, probe_vocab, free_all};
 
 static void *read_all(const char *path, size_t *n)
 {
@@ -1119,8 +1136,8 @@ TEST(vocab_loads)
     };
     char paths[5][1024];
     for (size_t i = 0; i < 5; i++) {
-        struct vocab_src src = {files[i].name, fixture_path(paths[i], sizeof paths[i], files[i].rel),
-                                NULL, 0};
+        struct vocab_src src = {files[i].name,
+                                fixture_path(paths[i], sizeof paths[i], files[i].rel), NULL, 0};
         struct scenario sc = sc_load;
         sc.name = files[i].name;
         SWEEP(&sc, &src);
@@ -1157,8 +1174,15 @@ static int load_gpt2(void)
         printf("  %s: %s\n", path, e.msg);
         return 0;
     }
-    static const char *const texts[] = {"\xc4\xa0the", "\xc4\xa0" "cat", "\xc4\xa0Hello", ",",
-                                        "\xc4\xa0world", "1", "2", "3"};
+    static const char *const texts[] = {"\xc4\xa0the",
+                                        "\xc4\xa0"
+                                        "cat",
+                                        "\xc4\xa0Hello",
+                                        ",",
+                                        "\xc4\xa0world",
+                                        "1",
+                                        "2",
+                                        "3"};
     for (int i = 0; i < 8; i++) {
         g_ids[i] = nextok_vocab_find(g_v2, texts[i], strlen(texts[i]));
         if (g_ids[i] < 0) return 0;
@@ -1200,8 +1224,8 @@ static void probe_detok(struct x *x, struct rec *r)
     }
 }
 
-static const struct scenario sc_detok = {"detok_init, detok_feed, detok_clone", 0, 3, no_setup,
-                                         run_detok, probe_detok, free_all};
+static const struct scenario sc_detok = {
+    "detok_init, detok_feed, detok_clone", 0, 3, no_setup, run_detok, probe_detok, free_all};
 
 /* Session steps: the logits of step k peak at one token, so the text is
  * " Hello, world123" and the regex [0-9]{3} ends it. */
@@ -1323,7 +1347,8 @@ static void sess_new(struct x *x)
 /* set_prompt, then steps; with finish_at, session_finish at that call. */
 static nextok_status run_sess_steps(struct x *x, int k, struct rec *r, int finish_at)
 {
-    if (k == 0) return note(x, nextok_session_set_prompt(x->s, g_ids, 2), nextok_session_errmsg(x->s));
+    if (k == 0)
+        return note(x, nextok_session_set_prompt(x->s, g_ids, 2), nextok_session_errmsg(x->s));
     x->absorb = true; /* a step samples: the fused path may fall back */
     if (k == finish_at) {
         struct nextok_step_result res;
@@ -1423,7 +1448,8 @@ static nextok_status mk_banned(struct nextok_sampler **o, struct nextok_error *e
 {
     return nextok_sampler_init_banned(o, V, banned, 3, e);
 }
-static nextok_status mk_pen(struct nextok_sampler **o, struct nextok_error *e, enum nextok_penalty_scope sc)
+static nextok_status mk_pen(struct nextok_sampler **o, struct nextok_error *e,
+                            enum nextok_penalty_scope sc)
 {
     struct nextok_penalty_params p = nextok_penalty_default_params(V);
     p.scope = sc;
@@ -1541,8 +1567,8 @@ static nextok_status user_apply(struct nextok_sampler *s, struct nextok_token_da
     return NEXTOK_OK;
 }
 static nextok_status user_clone(const struct nextok_sampler *s, struct nextok_sampler **out);
-static const struct nextok_sampler_i user_iface = {user_name, NULL, user_apply, NULL, user_clone,
-                                                   NULL, NULL};
+static const struct nextok_sampler_i user_iface = {user_name,  NULL, user_apply, NULL,
+                                                   user_clone, NULL, NULL};
 static nextok_status user_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     (void)s;
@@ -1551,25 +1577,38 @@ static nextok_status user_clone(const struct nextok_sampler *s, struct nextok_sa
 static nextok_status mk_user(struct nextok_sampler **o, struct nextok_error *e)
 {
     nextok_status rc = nextok_sampler_init(o, &user_iface, NULL);
-    if (rc != NEXTOK_OK && e) snprintf(e->msg, sizeof e->msg, "nextok_sampler_init: %s",
-                                       nextok_strerror(rc));
+    if (rc != NEXTOK_OK && e)
+        snprintf(e->msg, sizeof e->msg, "nextok_sampler_init: %s", nextok_strerror(rc));
     return rc;
 }
 
 static const struct ctor ctors[] = {
-    {"sampler_init_logit_bias", mk_bias}, {"sampler_init_allowed", mk_allowed},
-    {"sampler_init_banned", mk_banned}, {"sampler_init_penalties (prompt+output)", mk_pen0},
-    {"sampler_init_penalties (window)", mk_pen1}, {"sampler_init_penalties (history)", mk_pen2},
-    {"sampler_init_dry", mk_dry}, {"sampler_init_no_repeat_ngram", mk_ngram},
-    {"sampler_init_min_tokens", mk_min_tokens}, {"sampler_init_temp", mk_temp},
-    {"sampler_init_temp_ext", mk_temp_ext}, {"sampler_init_top_k", mk_top_k},
-    {"sampler_init_top_p", mk_top_p}, {"sampler_init_min_p", mk_min_p},
-    {"sampler_init_typical", mk_typical}, {"sampler_init_top_n_sigma", mk_sigma},
-    {"sampler_init_xtc", mk_xtc}, {"sampler_init_epsilon", mk_epsilon},
-    {"sampler_init_eta", mk_eta}, {"sampler_init_greedy", mk_greedy},
-    {"sampler_init_dist", mk_dist}, {"sampler_init_gumbel", mk_gumbel},
-    {"sampler_init_mirostat", mk_miro}, {"sampler_init_mirostat_v2", mk_miro2},
-    {"sampler_init_token_bitmask", mk_bitmask}, {"sampler_init (a user sampler)", mk_user},
+    {"sampler_init_logit_bias", mk_bias},
+    {"sampler_init_allowed", mk_allowed},
+    {"sampler_init_banned", mk_banned},
+    {"sampler_init_penalties (prompt+output)", mk_pen0},
+    {"sampler_init_penalties (window)", mk_pen1},
+    {"sampler_init_penalties (history)", mk_pen2},
+    {"sampler_init_dry", mk_dry},
+    {"sampler_init_no_repeat_ngram", mk_ngram},
+    {"sampler_init_min_tokens", mk_min_tokens},
+    {"sampler_init_temp", mk_temp},
+    {"sampler_init_temp_ext", mk_temp_ext},
+    {"sampler_init_top_k", mk_top_k},
+    {"sampler_init_top_p", mk_top_p},
+    {"sampler_init_min_p", mk_min_p},
+    {"sampler_init_typical", mk_typical},
+    {"sampler_init_top_n_sigma", mk_sigma},
+    {"sampler_init_xtc", mk_xtc},
+    {"sampler_init_epsilon", mk_epsilon},
+    {"sampler_init_eta", mk_eta},
+    {"sampler_init_greedy", mk_greedy},
+    {"sampler_init_dist", mk_dist},
+    {"sampler_init_gumbel", mk_gumbel},
+    {"sampler_init_mirostat", mk_miro},
+    {"sampler_init_mirostat_v2", mk_miro2},
+    {"sampler_init_token_bitmask", mk_bitmask},
+    {"sampler_init (a user sampler)", mk_user},
 };
 
 #define N_ACC 30
@@ -1600,8 +1639,11 @@ static nextok_status run_sampler(struct x *x, int k, struct rec *r)
         if (rc != NEXTOK_OK) CHECK(x->sm == NULL);
         return note(x, rc, x->err.msg);
     }
-    if (k == 1) return note(x, nextok_sampler_set_prompt(x->sm, g_prompt, 30), nextok_sampler_errmsg(x->sm));
-    if (k < 2 + N_ACC) return note(x, nextok_sampler_accept(x->sm, g_acc[k - 2]), nextok_sampler_errmsg(x->sm));
+    if (k == 1)
+        return note(x, nextok_sampler_set_prompt(x->sm, g_prompt, 30),
+                    nextok_sampler_errmsg(x->sm));
+    if (k < 2 + N_ACC)
+        return note(x, nextok_sampler_accept(x->sm, g_acc[k - 2]), nextok_sampler_errmsg(x->sm));
     if (k == 2 + N_ACC) {
         nextok_status rc = nextok_sampler_clone(x->sm, &x->sm2);
         if (rc != NEXTOK_OK) CHECK(x->sm2 == NULL);
@@ -1617,8 +1659,8 @@ static void probe_sampler(struct x *x, struct rec *r)
     if (x->sm2) apply_on(x->sm2, 5, r);
 }
 
-static const struct scenario sc_sampler = {"", 1, 5 + N_ACC, no_setup, run_sampler, probe_sampler,
-                                           free_all};
+static const struct scenario sc_sampler = {
+    "", 1, 5 + N_ACC, no_setup, run_sampler, probe_sampler, free_all};
 
 TEST(standalone_samplers)
 {
@@ -1743,7 +1785,8 @@ TEST(load_mem_by_content)
     struct nextok_error e;
     const char *tt = "YQ== 0\nYg== 1\n";
     CHECK_OK(nextok_vocab_load_mem_ex(&v, tt, strlen(tt), NULL, &e));
-    CHECK(v && nextok_vocab_get_type(v) == NEXTOK_VOCAB_TYPE_TIKTOKEN && nextok_vocab_n_tokens(v) == 2);
+    CHECK(v && nextok_vocab_get_type(v) == NEXTOK_VOCAB_TYPE_TIKTOKEN &&
+          nextok_vocab_n_tokens(v) == 2);
     nextok_vocab_free(v);
     char bom_json[sizeof small_json + 8];
     snprintf(bom_json, sizeof bom_json, "\xef\xbb\xbf \n%s", small_json);
