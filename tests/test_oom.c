@@ -768,13 +768,31 @@ static const struct scenario sc_chain[] = {
      free_all},
 };
 
+/* Whether cfg's chain samples a row by the fused path (whose workspace
+ * allocations the sweeps then fail too). */
+static bool takes_fused(const struct cfg *cf)
+{
+    struct x x = {.arg = cf};
+    chain_fresh(&x);
+    int32_t tok;
+    set_mask(&x, x.c);
+    bool fused = x.c && nextok_chain_sample(x.c, g_rows[0], NEXTOK_DTYPE_F32, &tok) == NEXTOK_OK &&
+                 nextok_chain_last_fused(x.c);
+    nextok_chain_free(x.c);
+    return fused;
+}
+
 TEST(chains)
 {
+    int n_fused = 0;
     for (int i = 0; i < N_CFG; i++) {
-        printf("  %s\n", g_cfg[i].name);
+        const bool fused = takes_fused(&g_cfg[i]);
+        n_fused += fused;
+        printf("  %s%s\n", g_cfg[i].name, fused ? " (fused path)" : "");
         for (size_t j = 0; j < sizeof sc_chain / sizeof sc_chain[0]; j++)
             SWEEP(&sc_chain[j], &g_cfg[i]);
     }
+    CHECK_MSG(n_fused >= 3, "only %d configurations take the fused path", n_fused);
 }
 
 /* A chain with no samplers: nextok_chain_init. */
