@@ -379,6 +379,7 @@ static void report(const char *name, long n)
 
 static float g_rows[NROWS][V];
 static int32_t g_mask[NW];
+static int32_t g_masks[3][NW]; /* a batch's: the same mask for each row */
 static int32_t g_prompt[100];
 static int32_t g_acc[80];
 static int32_t g_allowed[V / 7 + 1];
@@ -396,6 +397,7 @@ static void make_data(void)
     }
     for (int i = 0; i < V; i++)
         if (i % 3 != 1) g_mask[i / 32] |= (int32_t)(UINT32_C(1) << (i % 32));
+    for (int r = 0; r < 3; r++) memcpy(g_masks[r], g_mask, sizeof g_mask);
     for (int i = 0; i < 100; i++) g_prompt[i] = (i * 131 + 17) % V;
     for (int k = 0; k < 80; k++)
         g_acc[k] = k < 40 ? (k * 53 + 7) % V : k < 60 ? g_acc[k - 40] : (k * 101 + 3) % V;
@@ -740,7 +742,7 @@ static nextok_status run_batch(struct x *x, int k, struct rec *r)
     const float *rows = g_rows[k == 0 ? 0 : 3];
     nextok_status rc = cfg_of(x)->mask
                            ? nextok_batch_sample_bitmask(g_pool, x->cs, rows, NEXTOK_DTYPE_F32, 3,
-                                                         V, g_mask, NW, x->toks, x->row_status)
+                                                         V, g_masks[0], NW, x->toks, x->row_status)
                            : nextok_batch_sample(g_pool, x->cs, rows, NEXTOK_DTYPE_F32, 3, V,
                                                  x->toks, x->row_status);
     if (rc == NEXTOK_OK) put(r, x->toks, 3 * sizeof *x->toks);
@@ -943,29 +945,34 @@ TEST(stop)
     for (size_t j = 0; j < sizeof sc_stop / sizeof sc_stop[0]; j++) SWEEP(&sc_stop[j], NULL);
 }
 
-/* The regex's memory is PCRE2's, through the hook: the matcher's allocations
- * grow by PCRE2's blocks (general context, compile context, code, match
- * data) when a regex is added, and none reaches the C library (sweep's
- * stray check covers init and push). */
+/* The regex's memory is PCRE2's, through the hook (PCRE2 is a shared
+ * library: the wrappers cannot see its calls, so count them here): the
+ * matcher's allocations grow by PCRE2's blocks (general context, compile
+ * context, code, match data) when a regex is added, and the first match
+ * allocates PCRE2's backtracking frames through the hook too. */
 TEST(stop_regex_through_hook)
 {
 #ifdef NEXTOK_HAVE_PCRE2
-    long calls[2];
+    const struct scenario hook_sc = {.libc = 0};
+    long calls[2], push_calls = 0;
     for (int with = 0; with < 2; with++) {
         struct nextok_stop_params p = stop_params();
         if (!with) p.regex = NULL;
         struct nextok_stop *st = NULL;
-        atomic_store(&lc_watch, 1);
-        arm(&(struct scenario){.libc = 0}, 0);
+        arm(&hook_sc, 0);
         CHECK_OK(nextok_stop_init(&st, &p, NULL));
-        disarm(&(struct scenario){.libc = 0});
         calls[with] = atomic_load(&hk.calls);
+        struct rec scratch = {0};
+        arm(&hook_sc, 0);
+        for (int i = 0; st && i < 3; i++) CHECK_OK(push_one(st, i, &scratch));
+        disarm(&hook_sc);
+        if (with) push_calls = atomic_load(&hk.calls);
+        rec_free(&scratch);
         nextok_stop_free(st);
-        atomic_store(&lc_watch, 0);
     }
     CHECK_MSG(calls[1] >= calls[0] + 4, "allocations: %ld without the regex, %ld with", calls[0],
               calls[1]);
-    CHECK_EQ_INT(atomic_load(&lc_stray), 0);
+    CHECK_MSG(push_calls >= 1, "no allocation through the hook in the regex's first match");
 #else
     printf("  (built without PCRE2: nothing to check)\n");
 #endif
