@@ -202,8 +202,9 @@ typedef void (*nextok_log_fn)(enum nextok_log_level level, const char *msg, void
  * call changes nothing (see Conventions). The one exception: in
  * nextok_chain_accept and nextok_chain_set_prompt the built-in samplers
  * first reserve what the token or prompt needs, so none of them can fail
- * part way; a user sampler's accept or set_prompt that fails (of any
- * cause) leaves the samplers before it changed.
+ * part way, and the user samplers run before them; a user sampler's accept
+ * or set_prompt that fails (of any cause) leaves the user samplers before
+ * it changed.
  */
 struct nextok_allocator {
     void *(*alloc)(void *user, size_t size);
