@@ -170,6 +170,50 @@ enum nextok_log_level {
 typedef void (*nextok_log_fn)(enum nextok_log_level level, const char *msg, void *user);
 
 /* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An allocator hook (in the manner of zstd's ZSTD_customMem). An object made
+ * with one keeps a copy of it and uses it for every block it allocates, at
+ * init and as it grows (histories, workspaces, the stop regex's PCRE2
+ * memory), and to free them; nothing it does calls the C library's malloc.
+ *
+ *   - NULL, or all three functions NULL: the C library's malloc, realloc
+ *     and free. Some but not all three: NEXTOK_ERR_INVALID_ARG at init.
+ *   - alloc(user, size): size > 0; memory aligned as malloc's; NULL when it
+ *     fails. realloc(user, ptr, size): ptr non-NULL and from this
+ *     allocator, size > 0; as C realloc (on NULL, ptr stays valid).
+ *     free(user, ptr): ptr non-NULL and from this allocator.
+ *   - The functions run on the thread that made the call on the object (for
+ *     nextok_batch_sample*, a pool worker); one allocator shared by objects
+ *     used on several threads at once must be thread-safe.
+ *
+ * Where it plugs in: the `allocator` field of nextok_chain_params,
+ * nextok_sampling_params, nextok_stop_params, nextok_session_params,
+ * nextok_decode_params (nextok_detok_init) and nextok_vocab_load_params.
+ * The default params leave it NULL. Standalone sampler constructors
+ * (nextok_sampler_init_top_k, ..., nextok_sampler_init) and
+ * nextok_threadpool_init use the C library's allocator. A chain frees each
+ * of its samplers with the sampler's own allocator; clones use their
+ * original's.
+ *
+ * A failed allocation is NEXTOK_ERR_NOMEM with a message, and the failed
+ * call changes nothing (see Conventions). The one exception: in
+ * nextok_chain_accept and nextok_chain_set_prompt the built-in samplers
+ * first reserve what the token or prompt needs, so none of them can fail
+ * part way, and the user samplers run before them; a user sampler's accept
+ * or set_prompt that fails (of any cause) leaves the user samplers before
+ * it changed.
+ */
+struct nextok_allocator {
+    void *(*alloc)(void *user, size_t size);
+    void *(*realloc)(void *user, void *ptr, size_t size);
+    void  (*free)(void *user, void *ptr);
+    void  *user;
+};
+
+/* ------------------------------------------------------------------------ */
 /* Tokens, candidates, logits                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -319,6 +363,8 @@ NEXTOK_API nextok_status nextok_sampler_apply(struct nextok_sampler *s,
                                               uint64_t step);
 /* Forget accepted tokens, prompt and adaptive state (mirostat mu). */
 NEXTOK_API void          nextok_sampler_reset(struct nextok_sampler *s);
+/* A copy, state included, on s's allocator. On failure the message is on s
+ * (UNSUPPORTED: the implementation has no clone). */
 NEXTOK_API nextok_status nextok_sampler_clone(const struct nextok_sampler *s,
                                               struct nextok_sampler **out);
 NEXTOK_API void          nextok_sampler_free(struct nextok_sampler *s);
@@ -386,7 +432,9 @@ struct nextok_logit_bias {
 };
 
 /* --- constructors. Each validates its parameters and on failure returns the
- * status, leaves *out NULL and names the parameter in err->msg. -------------- */
+ * status, leaves *out NULL and names the parameter in err->msg. The sampler
+ * uses the C library's allocator (nextok_chain_init_sampling builds its
+ * samplers with nextok_sampling_params.allocator instead). ---------------- */
 
 NEXTOK_API nextok_status nextok_sampler_init_logit_bias(struct nextok_sampler **out,
         int32_t n_vocab, const struct nextok_logit_bias *bias, size_t n,
@@ -489,6 +537,10 @@ struct nextok_chain_params {
     bool    no_fused;                   /* force the plain chain (tests only)   */
     nextok_log_fn log_fn;               /* NULL: no logging                     */
     void   *log_user;
+    /* The chain's own memory: its sampler array, workspace, fused-path
+     * workspace and sample_n scratch (copied at init; NULL: the C library's).
+     * Samplers added to it keep their own allocator. */
+    const struct nextok_allocator *allocator;
 };
 NEXTOK_API struct nextok_chain_params nextok_chain_default_params(void);
 
@@ -506,13 +558,18 @@ NEXTOK_API size_t nextok_chain_n(const struct nextok_chain *c);
 NEXTOK_API struct nextok_sampler *nextok_chain_get(const struct nextok_chain *c, size_t i);
 NEXTOK_API int32_t nextok_chain_n_vocab(const struct nextok_chain *c);
 
-/* Prompt tokens (for penalties, DRY, n-grams). Replaces an earlier prompt. */
+/* Prompt tokens (for penalties, DRY, n-grams). Replaces an earlier prompt.
+ * Failures as nextok_chain_accept's. */
 NEXTOK_API nextok_status nextok_chain_set_prompt(struct nextok_chain *c, const int32_t *ids,
                                                  size_t n);
-/* Accept an output token: every sampler's accept, then step += 1. */
+/* Accept an output token: every sampler's accept, then step += 1. A failure
+ * changes nothing, except when a user sampler's accept fails after another
+ * user sampler's accepted (see Memory). */
 NEXTOK_API nextok_status nextok_chain_accept(struct nextok_chain *c, int32_t token);
 /* Reset every sampler and set step to 0. */
 NEXTOK_API void nextok_chain_reset(struct nextok_chain *c);
+/* A copy with the same samplers (each cloned) and step, on c's allocator.
+ * On failure the message is on c (nextok_chain_errmsg(c)). */
 NEXTOK_API nextok_status nextok_chain_clone(const struct nextok_chain *c,
                                             struct nextok_chain **out);
 /* The step keys random draws; it advances by one per accepted token. */
@@ -677,6 +734,10 @@ struct nextok_sampling_params {
      * set per step: nextok_chain_set_token_bitmask, nextok_batch_sample_bitmask,
      * nextok_session_set_token_bitmask. */
     bool     token_bitmask;
+
+    /* For the chain and every sampler nextok_chain_init_sampling builds
+     * (copied; NULL: the C library's). See Memory. */
+    const struct nextok_allocator *allocator;
 };
 
 NEXTOK_API struct nextok_sampling_params nextok_sampling_default_params(enum nextok_profile p);
@@ -714,6 +775,7 @@ NEXTOK_API nextok_status nextok_chain_init_sampling(struct nextok_chain **out,
  */
 struct nextok_threadpool;
 
+/* The pool's memory is the C library's. */
 NEXTOK_API nextok_status nextok_threadpool_init(struct nextok_threadpool **out, size_t n_threads);
 NEXTOK_API void   nextok_threadpool_free(struct nextok_threadpool *pool);
 NEXTOK_API size_t nextok_threadpool_size(const struct nextok_threadpool *pool);
@@ -894,6 +956,24 @@ NEXTOK_API nextok_status nextok_vocab_load_tiktoken_mem(struct nextok_vocab **ou
         const void *data, size_t size, const struct nextok_special_token *specials,
         size_t n_specials, struct nextok_error *err);
 
+/* Options for the _ex loaders. Start from nextok_vocab_load_default_params(). */
+struct nextok_vocab_load_params {
+    /* The vocabulary's memory: the load's own blocks and the vocabulary's,
+     * which nextok_vocab_add_eog and nextok_vocab_free then use (copied;
+     * NULL: the C library's). */
+    const struct nextok_allocator *allocator;
+};
+NEXTOK_API struct nextok_vocab_load_params nextok_vocab_load_default_params(void);
+/* nextok_vocab_load_file with params (NULL: defaults). */
+NEXTOK_API nextok_status nextok_vocab_load_file_ex(struct nextok_vocab **out, const char *path,
+        const struct nextok_vocab_load_params *params, struct nextok_error *err);
+/* Load from memory by content, as nextok_vocab_load_file: the GGUF magic ->
+ * GGUF; text starting with '{' (after spaces) -> a tokenizer.json alone (no
+ * config files: nextok_vocab_load_hf_json_mem takes those); otherwise a
+ * tiktoken ranks file without special tokens. */
+NEXTOK_API nextok_status nextok_vocab_load_mem_ex(struct nextok_vocab **out, const void *data,
+        size_t size, const struct nextok_vocab_load_params *params, struct nextok_error *err);
+
 NEXTOK_API void nextok_vocab_free(struct nextok_vocab *v);
 
 /* --- queries (v must not be NULL; an out-of-range id gives the stated
@@ -974,6 +1054,9 @@ struct nextok_decode_params {
      * own, and the non-empty segments are joined with one space. Off: the fast
      * tokenizer's decode, what vLLM and tokenizers do (the default). */
     bool spaces_between_special_tokens;
+    /* nextok_detok_init's allocator for the detokenizer (and its clones);
+     * decoding itself allocates nothing. NULL: the C library's. */
+    const struct nextok_allocator *allocator;
 };
 NEXTOK_API struct nextok_decode_params nextok_decode_default_params(void);
 
@@ -1003,7 +1086,8 @@ NEXTOK_API nextok_status nextok_detok_init(struct nextok_detok **out, const stru
 NEXTOK_API void nextok_detok_free(struct nextok_detok *d);
 /* Forget everything: the next id starts a new text (first-token rules apply). */
 NEXTOK_API void nextok_detok_reset(struct nextok_detok *d);
-/* A copy with the same state (same vocabulary). */
+/* A copy with the same state (same vocabulary, same allocator). On failure
+ * the message is on d. */
 NEXTOK_API nextok_status nextok_detok_clone(const struct nextok_detok *d, struct nextok_detok **out);
 /* Message of the last failed call on d ("" if none). */
 NEXTOK_API const char *nextok_detok_errmsg(const struct nextok_detok *d);
@@ -1083,7 +1167,9 @@ NEXTOK_API nextok_status nextok_detok_stream(struct nextok_detok *d, struct next
  *   - min_tokens: the first min_tokens tokens never finish (except by
  *     max_tokens); their text is released at once and can never be part of a
  *     stop string, regex or sequence match.
- * Matching never allocates: everything is built at init.
+ * Matching allocates nothing, except PCRE2's backtracking memory for a regex
+ * (kept in the matcher, made or grown by a match that needs more, through
+ * the stop params' allocator).
  */
 
 /* Why generation ended. Append only. */
@@ -1132,6 +1218,9 @@ struct nextok_stop_params {
     size_t   n_seqs;
     int32_t  max_tokens;        /* <= 0: no limit                                */
     int32_t  min_tokens;        /* <= 0: none; must be <= max_tokens if both set */
+    /* The matcher's memory, PCRE2's for the regex included (copied; NULL:
+     * the C library's). */
+    const struct nextok_allocator *allocator;
 };
 NEXTOK_API struct nextok_stop_params nextok_stop_default_params(void);
 
@@ -1155,7 +1244,8 @@ enum nextok_stop_directive {
 struct nextok_stop;
 
 /* Errors: INVALID_ARG (names the field), UNSUPPORTED (regex without PCRE2),
- * FORMAT (regex does not compile: message has PCRE2's text and offset), NOMEM. */
+ * FORMAT (regex does not compile: message has PCRE2's text and offset), NOMEM
+ * (PCRE2's compiling included). */
 NEXTOK_API nextok_status nextok_stop_init(struct nextok_stop **out,
         const struct nextok_stop_params *params, struct nextok_error *err);
 NEXTOK_API void nextok_stop_free(struct nextok_stop *s);
@@ -1163,7 +1253,8 @@ NEXTOK_API void nextok_stop_free(struct nextok_stop *s);
 NEXTOK_API const char *nextok_stop_errmsg(const struct nextok_stop *s);
 /* Back to the state right after init (nothing pushed). */
 NEXTOK_API void nextok_stop_reset(struct nextok_stop *s);
-/* An independent copy, state included. */
+/* An independent copy, state included, on s's allocator. On failure the
+ * message is on s. */
 NEXTOK_API nextok_status nextok_stop_clone(const struct nextok_stop *s, struct nextok_stop **out);
 
 /* Room a push of len bytes needs in out: bytes held now + len. */
@@ -1205,8 +1296,8 @@ NEXTOK_API const char *nextok_stop_string(const struct nextok_stop *s, size_t i,
  *
  * Contracts:
  *   - A failed step changes nothing: the chain, detokenizer and stop state are
- *     as before (the one exception is the chain's own: a sampler's accept
- *     failing with NOMEM midway, see docs/design.md).
+ *     as before (the one exception is the chain's own: a user sampler's
+ *     accept failing after another user sampler's, see Memory).
  *   - After a step (or nextok_session_finish) that finished, every step fails
  *     with NEXTOK_ERR_STATE until nextok_session_reset().
  *   - The text of a finishing step includes everything still held (partial
@@ -1235,6 +1326,11 @@ struct nextok_session_params {
     bool   logprobs;             /* fill logprob and rank of the sampled token     */
     size_t top_logprobs;         /* alternatives per step, with their token bytes   */
     enum nextok_logprobs_source logprobs_source;
+    /* Everything the session makes: its chain and samplers (this one, not
+     * sampling->allocator), detokenizer, stop matcher and buffers (copied;
+     * NULL: the C library's). The stop and decode params' allocators are
+     * not used. */
+    const struct nextok_allocator *allocator;
 };
 NEXTOK_API struct nextok_session_params nextok_session_default_params(void);
 
@@ -1288,7 +1384,8 @@ NEXTOK_API nextok_status nextok_session_finish(struct nextok_session *s,
                                                struct nextok_step_result *res);
 /* Back to the state after init: no prompt, no output. */
 NEXTOK_API void nextok_session_reset(struct nextok_session *s);
-/* An independent copy with the same state (for beams and parallel samples). */
+/* An independent copy with the same state (for beams and parallel samples),
+ * on s's allocator. On failure the message is on s. */
 NEXTOK_API nextok_status nextok_session_clone(const struct nextok_session *s,
                                               struct nextok_session **out);
 /* Tokens generated so far. */

@@ -21,8 +21,9 @@ static inline int golden_load(struct golden *g, const char *path)
 {
     memset(g, 0, sizeof *g);
     struct nextok_error e;
-    if (nextok__read_file(path, &g->text, &g->size, &e) != NEXTOK_OK) return 0;
-    if (nextok__json_parse_object(&g->doc, g->text, g->size, NULL, "golden", &e) == NEXTOK_OK)
+    if (nextok__read_file(&nextok__mem_libc, path, &g->text, &g->size, &e) != NEXTOK_OK) return 0;
+    if (nextok__json_parse_object(&g->doc, &nextok__mem_libc, g->text, g->size, NULL, "golden",
+                                  &e) == NEXTOK_OK)
         return 1;
     printf("  %s: %s\n", path, e.msg);
     nextok__json_free(&g->doc);

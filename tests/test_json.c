@@ -16,7 +16,7 @@ static int parse(struct nextok__json *d, const char *text, const char *const *co
                  struct nextok__js *s)
 {
     memset(d, 0, sizeof *d);
-    nextok__js_init(s, text, strlen(text));
+    nextok__js_init(s, &nextok__mem_libc, text, strlen(text));
     return nextok__json_parse(d, s, raw) && nextok__js_at_end(s);
 }
 
@@ -216,18 +216,19 @@ TEST(parse_object)
 {
     struct nextok__json d = {0};
     struct nextok_error e;
-    CHECK_OK(nextok__json_parse_object(&d, "\n{\"a\": [1]}\n", 12, NULL, "x.json", &e));
+    const struct nextok__mem *m = &nextok__mem_libc;
+    CHECK_OK(nextok__json_parse_object(&d, m, "\n{\"a\": [1]}\n", 12, NULL, "x.json", &e));
     CHECK_EQ_INT(nextok__json_type(&d, 0), NEXTOK__JSON_OBJECT);
     nextok__json_free(&d);
-    CHECK_EQ_INT(nextok__json_parse_object(&d, " [1]", 4, NULL, "x.json", &e), NEXTOK_ERR_FORMAT);
+    CHECK_EQ_INT(nextok__json_parse_object(&d, m, " [1]", 4, NULL, "x.json", &e), NEXTOK_ERR_FORMAT);
     CHECK(strcmp(e.msg, "x.json: byte 1: expected an object") == 0);
     nextok__json_free(&d);
-    CHECK_EQ_INT(nextok__json_parse_object(&d, "{\"a\": 1} 2", 10, NULL, "y.json", &e),
+    CHECK_EQ_INT(nextok__json_parse_object(&d, m, "{\"a\": 1} 2", 10, NULL, "y.json", &e),
                  NEXTOK_ERR_FORMAT);
     CHECK(strcmp(e.msg, "y.json: byte 9: unexpected data after the JSON value") == 0);
     nextok__json_free(&d);
     /* The length is honoured: the text need not end with a NUL. */
-    CHECK_EQ_INT(nextok__json_parse_object(&d, "{\"a\": 12}", 8, NULL, "z.json", &e),
+    CHECK_EQ_INT(nextok__json_parse_object(&d, m, "{\"a\": 12}", 8, NULL, "z.json", &e),
                  NEXTOK_ERR_FORMAT);
     CHECK(strcmp(e.msg, "z.json: byte 8: expected ',' or '}'") == 0);
     nextok__json_free(&d);

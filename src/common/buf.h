@@ -9,12 +9,19 @@ struct nextok__buf {
     char  *data;
     size_t len;
     size_t cap;
+    const struct nextok__mem *mem; /* set before the first use; must outlive the buffer */
 };
+
+/* An empty buffer that allocates with mem. */
+static inline struct nextok__buf nextok__buf_of(const struct nextok__mem *mem)
+{
+    return (struct nextok__buf){NULL, 0, 0, mem};
+}
 
 /* Make room for extra more bytes by reallocating (the slow path of
  * nextok__buf_reserve). NOMEM leaves b as it was. */
 nextok_status nextok__buf_grow(struct nextok__buf *b, size_t extra);
-/* Release the storage; b is empty (and reusable) afterwards. */
+/* Release the storage; b is empty (and reusable, with the same mem) afterwards. */
 void          nextok__buf_free(struct nextok__buf *b);
 
 /* Make room for extra more bytes. Inline: readers append millions of short

@@ -37,14 +37,15 @@ static ptrdiff_t read_upto(int fd, char *buf, size_t n)
     return (ptrdiff_t)got;
 }
 
-nextok_status nextok__read_file(const char *path, char **data, size_t *size, struct nextok_error *err)
+nextok_status nextok__read_file(const struct nextok__mem *mem, const char *path, char **data,
+                                size_t *size, struct nextok_error *err)
 {
     *data = NULL;
     *size = 0;
     int fd;
     size_t n;
     NEXTOK_FORWARD(open_regular(path, &fd, &n, err));
-    char *buf = n < SIZE_MAX ? malloc(n + 1) : NULL;
+    char *buf = n < SIZE_MAX ? nextok__alloc(mem, n + 1) : NULL;
     if (!buf) {
         close(fd);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, n);
@@ -53,7 +54,7 @@ nextok_status nextok__read_file(const char *path, char **data, size_t *size, str
     int e = errno;
     close(fd);
     if (got < 0 || (size_t)got != n) {
-        free(buf);
+        nextok__free(mem, buf);
         if (got < 0) return nextok__err(err, NEXTOK_ERR_IO, "%s: %s", path, strerror(e));
         return nextok__err(err, NEXTOK_ERR_IO, "%s: read %zu of %zu bytes", path, (size_t)got, n);
     }

@@ -4,10 +4,12 @@
 
 #include "internal.h"
 
-/* Read a whole regular file. *data is malloc'ed (NUL-terminated past *size)
- * and the caller frees it. IO (with the path and the reason) when the file
- * cannot be opened or read, NOMEM when its contents do not fit in memory. */
-nextok_status nextok__read_file(const char *path, char **data, size_t *size, struct nextok_error *err);
+/* Read a whole regular file. *data is allocated with mem (NUL-terminated
+ * past *size) and the caller frees it with mem. IO (with the path and the
+ * reason) when the file cannot be opened or read, NOMEM when its contents do
+ * not fit in memory. */
+nextok_status nextok__read_file(const struct nextok__mem *mem, const char *path, char **data,
+                                size_t *size, struct nextok_error *err);
 
 /* Read up to cap bytes from the start of a regular file into buf; *got
  * receives how many. Errors as nextok__read_file. */

@@ -3,6 +3,7 @@
 #define NEXTOK_INTERNAL_H
 
 #include "nextok.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -44,9 +45,9 @@ struct nextok_sampler {
     void *ctx;
     int   kind;                          /* enum nextok__kind; 0 for user samplers */
     const struct nextok__stage_ops *ops; /* NULL for user samplers                 */
+    struct nextok__mem mem;              /* this struct's, and a built-in's ctx's  */
     char  errmsg[NEXTOK_ERRMSG_MAX];
 };
-
 
 /* clone and free for built-in samplers whose ctx is one plain parameter
  * struct of `size` bytes (no pointers): a bitwise copy is a full clone. */

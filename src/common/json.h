@@ -32,6 +32,7 @@
 /* ---- pull scanner ----------------------------------------------------------- */
 
 struct nextok__js {
+    const struct nextok__mem *mem; /* for long numbers, and the tree built over it */
     const char *base, *p, *end;
     int depth;
     const char *err_at;   /* where the error was found         */
@@ -39,7 +40,8 @@ struct nextok__js {
     bool nomem;           /* the error was a failed allocation */
 };
 
-void nextok__js_init(struct nextok__js *s, const char *data, size_t size);
+void nextok__js_init(struct nextok__js *s, const struct nextok__mem *mem, const char *data,
+                     size_t size);
 /* The next non-space character, or -1 at the end (does not consume it). */
 int  nextok__js_peek(struct nextok__js *s);
 /* Decode the string at the cursor and append its bytes to out (may be NULL). */
@@ -104,13 +106,15 @@ struct nextok__json_node {
 };
 
 struct nextok__json {
+    const struct nextok__mem *mem; /* the scanner's, set by the parse */
     struct nextok__json_node *node;
     uint32_t n, cap;
     struct nextok__buf str; /* decoded strings, each followed by a NUL */
 };
 
 /* Parse the value at s's cursor into doc (zero-initialised, or reset by
- * nextok__json_free); the caller checks what follows it. raw: NULL, or a
+ * nextok__json_free), allocating with s->mem; the caller checks what follows
+ * it. raw: NULL, or a
  * NULL-terminated list of key paths (each a NULL-terminated list of keys from
  * the top-level object down) whose values are only validated and kept as RAW
  * spans. false: the error is in s, doc holds what was built (free it). */
@@ -120,7 +124,8 @@ void nextok__json_free(struct nextok__json *doc);
 /* Parse the whole of text[0, n) as one document whose top level must be an
  * object (node 0). Errors name the file: FORMAT "<file>: byte N: <why>",
  * NOMEM "<file>: out of memory"; free doc in every case. */
-nextok_status nextok__json_parse_object(struct nextok__json *doc, const char *text, size_t n,
+nextok_status nextok__json_parse_object(struct nextok__json *doc, const struct nextok__mem *mem,
+                                        const char *text, size_t n,
                                         const char *const *const *raw, const char *file,
                                         struct nextok_error *err);
 

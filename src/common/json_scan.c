@@ -2,7 +2,7 @@
 #include "json.h"
 #include "utf8.h"
 
-#include <stdlib.h>
+#include <stdlib.h> /* strtod */
 
 /* The first error counts: later ones are consequences. */
 static bool fail(struct nextok__js *s, const char *at, const char *what)
@@ -25,8 +25,10 @@ bool nextok__js_nomem(struct nextok__js *s)
     return fail(s, s->p, "out of memory");
 }
 
-void nextok__js_init(struct nextok__js *s, const char *data, size_t size)
+void nextok__js_init(struct nextok__js *s, const struct nextok__mem *mem, const char *data,
+                     size_t size)
 {
+    s->mem = mem;
     s->base = s->p = data;
     s->end = data + size;
     s->depth = 0;
@@ -205,12 +207,12 @@ bool nextok__js_int(struct nextok__js *s, int64_t *v)
 static bool to_double(struct nextok__js *s, const char *start, size_t len, double *v)
 {
     char tmp[64];
-    char *p = len < sizeof tmp ? tmp : malloc(len + 1);
+    char *p = len < sizeof tmp ? tmp : nextok__alloc(s->mem, len + 1);
     if (!p) return nextok__js_nomem(s);
     memcpy(p, start, len);
     p[len] = '\0';
     *v = strtod(p, NULL);
-    if (p != tmp) free(p);
+    if (p != tmp) nextok__free(s->mem, p);
     return true;
 }
 

@@ -20,7 +20,7 @@ static bool push(struct builder *b, enum nextok__json_type type, uint32_t *at)
     if (d->n == d->cap) {
         if (d->cap >= UINT32_MAX / 2) return nextok__js_fail(b->s, "too many values");
         uint32_t cap = d->cap ? d->cap * 2 : 64;
-        struct nextok__json_node *p = realloc(d->node, (size_t)cap * sizeof *p);
+        struct nextok__json_node *p = nextok__realloc(d->mem, d->node, (size_t)cap * sizeof *p);
         if (!p) return nextok__js_nomem(b->s);
         d->node = p;
         d->cap = cap;
@@ -170,18 +170,20 @@ bool nextok__json_parse(struct nextok__json *doc, struct nextok__js *s,
 {
     struct builder b;
     memset(&b, 0, sizeof b);
+    doc->mem = s->mem;
+    doc->str.mem = s->mem;
     b.doc = doc;
     b.s = s;
     b.raw = raw;
     return value(&b);
 }
 
-nextok_status nextok__json_parse_object(struct nextok__json *doc, const char *text, size_t n,
-                                        const char *const *const *raw, const char *file,
-                                        struct nextok_error *err)
+nextok_status nextok__json_parse_object(struct nextok__json *doc, const struct nextok__mem *mem,
+                                        const char *text, size_t n, const char *const *const *raw,
+                                        const char *file, struct nextok_error *err)
 {
     struct nextok__js s;
-    nextok__js_init(&s, text, n);
+    nextok__js_init(&s, mem, text, n);
     bool ok = nextok__js_peek(&s) == '{' ? nextok__json_parse(doc, &s, raw) && nextok__js_at_end(&s)
                                          : nextok__js_fail(&s, "expected an object");
     if (ok) return NEXTOK_OK;
@@ -192,8 +194,8 @@ nextok_status nextok__json_parse_object(struct nextok__json *doc, const char *te
 
 void nextok__json_free(struct nextok__json *doc)
 {
-    free(doc->node);
-    nextok__buf_free(&doc->str);
+    if (doc->node) nextok__free(doc->mem, doc->node);
+    if (doc->str.data) nextok__buf_free(&doc->str);
     memset(doc, 0, sizeof *doc);
 }
 

@@ -54,7 +54,7 @@ static bool draw_rest(struct nextok_chain *c, struct nextok__catdraw *d, uint64_
 /* The chain's draw scratch for sample_n (allocated on first use). */
 static struct nextok__catdraw *chain_draw(struct nextok_chain *c)
 {
-    if (!c->draw) c->draw = nextok__catdraw_new((size_t)c->params.n_vocab);
+    if (!c->draw) c->draw = nextok__catdraw_new(&c->mem, (size_t)c->params.n_vocab);
     return c->draw;
 }
 
@@ -115,7 +115,8 @@ static void batch_row(const struct batch_job *j, size_t r)
 /* The fused path's prefetch of the row a thread samples next. */
 static void prefetch_row(struct nextok_chain *c, const void *row, enum nextok_dtype dt)
 {
-    const struct nextok__fz_chain fc = {c->samplers, c->n, c->step, c->params.n_vocab, c->work};
+    const struct nextok__fz_chain fc = {c->samplers,       c->n,    c->step,
+                                        c->params.n_vocab, c->work, &c->mem};
     nextok__fused_prefetch(c->fused, &fc, row, dt);
 }
 

@@ -13,10 +13,17 @@
 
 #include <float.h>
 
-/* What the fused path calls on them (builtin.h). */
-static const struct nextok__stage_ops ops_bias = {nextok__bias_touched, NULL, NULL, NULL};
-static const struct nextok__stage_ops ops_allowed = {NULL, nextok__allowed_ids, NULL, NULL};
-static const struct nextok__stage_ops ops_banned = {nextok__banned_touched, NULL, NULL, NULL};
+static nextok_status list_accept(struct nextok_sampler *s, int32_t token);
+static nextok_status list_set_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n);
+
+/* What the fused path and the chain call on them (builtin.h). accept and
+ * set_prompt only check ids, so they are their own reserve steps. */
+static const struct nextok__stage_ops ops_bias = {
+    .touched = nextok__bias_touched, .reserve = list_accept, .reserve_prompt = list_set_prompt};
+static const struct nextok__stage_ops ops_allowed = {
+    .allowed = nextok__allowed_ids, .reserve = list_accept, .reserve_prompt = list_set_prompt};
+static const struct nextok__stage_ops ops_banned = {
+    .touched = nextok__banned_touched, .reserve = list_accept, .reserve_prompt = list_set_prompt};
 
 /* Sorted unique ids, their biases (logit bias only) and a hash index. */
 struct idlist {
@@ -57,8 +64,10 @@ static void idlist_index(struct idlist *l)
     }
 }
 
-/* Take ownership of ids[0..n) (malloc'd, valid); sort, dedupe and index them. */
-static nextok_status idlist_build(struct idlist *l, int32_t *ids, size_t n, struct nextok_error *err)
+/* Take ownership of ids[0..n) (allocated with mem, valid); sort, dedupe and
+ * index them. */
+static nextok_status idlist_build(const struct nextok__mem *mem, struct idlist *l, int32_t *ids,
+                                  size_t n, struct nextok_error *err)
 {
     nextok__sort(ids, n, sizeof *ids, cmp_i32);
     size_t u = 0;
@@ -67,40 +76,32 @@ static nextok_status idlist_build(struct idlist *l, int32_t *ids, size_t n, stru
     l->ids = ids;
     l->n = u;
     l->bits = nextok__table_bits(u);
-    l->slot = malloc(((size_t)1 << l->bits) * sizeof *l->slot);
+    l->slot = nextok__alloc_array(mem, (size_t)1 << l->bits, sizeof *l->slot);
     if (!l->slot)
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory indexing %zu ids", u);
     idlist_index(l);
     return NEXTOK_OK;
 }
 
-static void idlist_free(struct idlist *l)
+static void idlist_free(const struct nextok__mem *mem, struct idlist *l)
 {
     if (!l) return;
-    free(l->ids);
-    free(l->bias);
-    free(l->slot);
-    free(l);
+    nextok__free(mem, l->ids);
+    nextok__free(mem, l->bias);
+    nextok__free(mem, l->slot);
+    nextok__free(mem, l);
 }
 
-static void *dup_mem(const void *p, size_t bytes)
+static struct idlist *idlist_clone(const struct nextok__mem *mem, const struct idlist *l)
 {
-    if (!p) return NULL;
-    void *q = malloc(bytes ? bytes : 1);
-    if (q) memcpy(q, p, bytes);
-    return q;
-}
-
-static struct idlist *idlist_clone(const struct idlist *l)
-{
-    struct idlist *c = calloc(1, sizeof *c);
+    struct idlist *c = nextok__calloc(mem, 1, sizeof *c);
     if (!c) return NULL;
     *c = *l;
-    c->ids = dup_mem(l->ids, l->n * sizeof *l->ids);
-    c->bias = dup_mem(l->bias, l->n * sizeof *l->bias);
-    c->slot = dup_mem(l->slot, ((size_t)1 << l->bits) * sizeof *l->slot);
+    c->ids = nextok__memdup(mem, l->ids, l->n * sizeof *l->ids);
+    c->bias = l->bias ? nextok__memdup(mem, l->bias, l->n * sizeof *l->bias) : NULL;
+    c->slot = nextok__memdup(mem, l->slot, ((size_t)1 << l->bits) * sizeof *l->slot);
     if (!c->ids || (l->bias && !c->bias) || !c->slot) {
-        idlist_free(c);
+        idlist_free(mem, c);
         return NULL;
     }
     return c;
@@ -131,29 +132,30 @@ static nextok_status list_set_prompt(struct nextok_sampler *s, const int32_t *id
 
 static nextok_status list_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    struct idlist *c = idlist_clone(s->ctx);
+    struct idlist *c = idlist_clone(&s->mem, s->ctx);
     if (!c) return NEXTOK_ERR_NOMEM;
-    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
+    return nextok__builtin_new(out, &s->mem, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
 }
 
-static void list_free(struct nextok_sampler *s) { idlist_free(s->ctx); }
+static void list_free(struct nextok_sampler *s) { idlist_free(&s->mem, s->ctx); }
 
 /* Common constructor tail: copy, sort and index ids; wrap in a sampler. */
-static nextok_status list_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
-                              enum nextok__kind kind, const struct nextok__stage_ops *ops,
-                              struct idlist *l, int32_t *ids, size_t n, struct nextok_error *err)
+static nextok_status list_new(struct nextok_sampler **out, const struct nextok__mem *mem,
+                              const struct nextok_sampler_i *iface, enum nextok__kind kind,
+                              const struct nextok__stage_ops *ops, struct idlist *l, int32_t *ids,
+                              size_t n, struct nextok_error *err)
 {
-    nextok_status rc = idlist_build(l, ids, n, err);
+    nextok_status rc = idlist_build(mem, l, ids, n, err);
     if (rc != NEXTOK_OK) {
-        idlist_free(l);
+        idlist_free(mem, l);
         return rc;
     }
-    return nextok__builtin_new(out, iface, kind, ops, l, err);
+    return nextok__builtin_new(out, mem, iface, kind, ops, l, err);
 }
 
-/* Validate ids[0..n) and return a malloc'd copy in *copy. */
-static nextok_status copy_ids(int32_t n_vocab, const int32_t *ids, size_t n, const char *what,
-                              int32_t **copy, struct nextok_error *err)
+/* Validate ids[0..n) and return a copy allocated with mem in *copy. */
+static nextok_status copy_ids(const struct nextok__mem *mem, int32_t n_vocab, const int32_t *ids,
+                              size_t n, const char *what, int32_t **copy, struct nextok_error *err)
 {
     NEXTOK_FORWARD(nextok__check_vocab(n_vocab, err));
     NEXTOK_RETURN_IF(!ids && n > 0, err, NEXTOK_ERR_INVALID_ARG, "%s: NULL with n = %zu", what, n);
@@ -161,7 +163,7 @@ static nextok_status copy_ids(int32_t n_vocab, const int32_t *ids, size_t n, con
         NEXTOK_RETURN_IF(ids[i] < 0 || ids[i] >= n_vocab, err, NEXTOK_ERR_TOKEN_RANGE,
                          "%s[%zu]: %d outside [0, %d)", what, i, (int)ids[i], (int)n_vocab);
     NEXTOK_RETURN_IF(n >= NEXTOK__TABLE_MAX, err, NEXTOK_ERR_NOMEM, "%s: %zu ids is too many", what, n);
-    *copy = malloc((n ? n : 1) * sizeof **copy);
+    *copy = nextok__alloc_array(mem, n ? n : 1, sizeof **copy);
     NEXTOK_RETURN_IF(!*copy, err, NEXTOK_ERR_NOMEM, "out of memory copying %zu ids", n);
     if (n) memcpy(*copy, ids, n * sizeof **copy);
     return NEXTOK_OK;
@@ -249,13 +251,14 @@ static nextok_status check_bias(int32_t n_vocab, const struct nextok_logit_bias 
  * finite biases cannot overflow into a removal; the sum is then clamped to
  * ±FLT_MAX. Any -inf entry removes the token.
  */
-static nextok_status bias_sum(struct idlist *l, const struct nextok_logit_bias *bias, size_t n,
+static nextok_status bias_sum(const struct nextok__mem *mem, struct idlist *l,
+                              const struct nextok_logit_bias *bias, size_t n,
                               struct nextok_error *err)
 {
-    double *acc = calloc(l->n ? l->n : 1, sizeof *acc);
-    l->bias = malloc((l->n ? l->n : 1) * sizeof *l->bias);
+    double *acc = nextok__calloc(mem, l->n ? l->n : 1, sizeof *acc);
+    l->bias = nextok__alloc_array(mem, l->n ? l->n : 1, sizeof *l->bias);
     if (!acc || !l->bias) {
-        free(acc);
+        nextok__free(mem, acc);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory for %zu biases", n);
     }
     for (size_t i = 0; i < n; i++) acc[idlist_find(l, bias[i].token)] += (double)bias[i].bias;
@@ -263,34 +266,42 @@ static nextok_status bias_sum(struct idlist *l, const struct nextok_logit_bias *
         double a = acc[k]; /* finite or -inf: no +inf entry exists, so no NaN either */
         l->bias[k] = a == -INFINITY ? -INFINITY : (float)fmax(fmin(a, FLT_MAX), -FLT_MAX);
     }
-    free(acc);
+    nextok__free(mem, acc);
     return NEXTOK_OK;
+}
+
+nextok_status nextok__init_logit_bias(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                      int32_t n_vocab, const struct nextok_logit_bias *bias,
+                                      size_t n, struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
+    *out = NULL;
+    NEXTOK_FORWARD(check_bias(n_vocab, bias, n, err));
+    NEXTOK_RETURN_IF(n >= NEXTOK__TABLE_MAX, err, NEXTOK_ERR_NOMEM, "bias: %zu entries is too many", n);
+    struct idlist *l = nextok__calloc(mem, 1, sizeof *l);
+    int32_t *ids = nextok__alloc_array(mem, n ? n : 1, sizeof *ids);
+    if (!l || !ids) {
+        nextok__free(mem, l);
+        nextok__free(mem, ids);
+        return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory for %zu biases", n);
+    }
+    l->n_vocab = n_vocab;
+    for (size_t i = 0; i < n; i++) ids[i] = bias[i].token;
+    nextok_status rc = idlist_build(mem, l, ids, n, err);
+    if (rc == NEXTOK_OK) rc = bias_sum(mem, l, bias, n, err);
+    if (rc != NEXTOK_OK) {
+        idlist_free(mem, l);
+        return rc;
+    }
+    return nextok__builtin_new(out, mem, &nextok__iface_logit_bias, NEXTOK__K_LOGIT_BIAS, &ops_bias,
+                               l, err);
 }
 
 nextok_status nextok_sampler_init_logit_bias(struct nextok_sampler **out, int32_t n_vocab,
                                              const struct nextok_logit_bias *bias, size_t n,
                                              struct nextok_error *err)
 {
-    NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
-    *out = NULL;
-    NEXTOK_FORWARD(check_bias(n_vocab, bias, n, err));
-    NEXTOK_RETURN_IF(n >= NEXTOK__TABLE_MAX, err, NEXTOK_ERR_NOMEM, "bias: %zu entries is too many", n);
-    struct idlist *l = calloc(1, sizeof *l);
-    int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
-    if (!l || !ids) {
-        free(l);
-        free(ids);
-        return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory for %zu biases", n);
-    }
-    l->n_vocab = n_vocab;
-    for (size_t i = 0; i < n; i++) ids[i] = bias[i].token;
-    nextok_status rc = idlist_build(l, ids, n, err);
-    if (rc == NEXTOK_OK) rc = bias_sum(l, bias, n, err);
-    if (rc != NEXTOK_OK) {
-        idlist_free(l);
-        return rc;
-    }
-    return nextok__builtin_new(out, &nextok__iface_logit_bias, NEXTOK__K_LOGIT_BIAS, &ops_bias, l, err);
+    return nextok__init_logit_bias(out, &nextok__mem_libc, n_vocab, bias, n, err);
 }
 
 size_t nextok__bias_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)
@@ -347,8 +358,9 @@ const struct nextok_sampler_i nextok__iface_allowed = {
     allowed_name, list_accept, allowed_apply, NULL, list_clone, list_free, list_set_prompt,
 };
 
-nextok_status nextok_sampler_init_allowed(struct nextok_sampler **out, int32_t n_vocab,
-                                          const int32_t *ids, size_t n, struct nextok_error *err)
+nextok_status nextok__init_allowed(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                   int32_t n_vocab, const int32_t *ids, size_t n,
+                                   struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -356,14 +368,21 @@ nextok_status nextok_sampler_init_allowed(struct nextok_sampler **out, int32_t n
     NEXTOK_RETURN_IF(n == 0, err, NEXTOK_ERR_INVALID_ARG,
                      "ids: the allowed list is empty (it would remove every token)");
     int32_t *copy = NULL;
-    NEXTOK_FORWARD(copy_ids(n_vocab, ids, n, "ids", &copy, err));
-    struct idlist *l = calloc(1, sizeof *l);
+    NEXTOK_FORWARD(copy_ids(mem, n_vocab, ids, n, "ids", &copy, err));
+    struct idlist *l = nextok__calloc(mem, 1, sizeof *l);
     if (!l) {
-        free(copy);
+        nextok__free(mem, copy);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating allowed");
     }
     l->n_vocab = n_vocab;
-    return list_new(out, &nextok__iface_allowed, NEXTOK__K_ALLOWED, &ops_allowed, l, copy, n, err);
+    return list_new(out, mem, &nextok__iface_allowed, NEXTOK__K_ALLOWED, &ops_allowed, l, copy, n,
+                    err);
+}
+
+nextok_status nextok_sampler_init_allowed(struct nextok_sampler **out, int32_t n_vocab,
+                                          const int32_t *ids, size_t n, struct nextok_error *err)
+{
+    return nextok__init_allowed(out, &nextok__mem_libc, n_vocab, ids, n, err);
 }
 
 const int32_t *nextok__allowed_ids(const struct nextok_sampler *s, size_t *n)
@@ -417,20 +436,28 @@ const struct nextok_sampler_i nextok__iface_banned = {
     banned_name, list_accept, banned_apply, NULL, list_clone, list_free, list_set_prompt,
 };
 
-nextok_status nextok_sampler_init_banned(struct nextok_sampler **out, int32_t n_vocab,
-                                         const int32_t *ids, size_t n, struct nextok_error *err)
+nextok_status nextok__init_banned(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                  int32_t n_vocab, const int32_t *ids, size_t n,
+                                  struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     int32_t *copy = NULL;
-    NEXTOK_FORWARD(copy_ids(n_vocab, ids, n, "ids", &copy, err));
-    struct idlist *l = calloc(1, sizeof *l);
+    NEXTOK_FORWARD(copy_ids(mem, n_vocab, ids, n, "ids", &copy, err));
+    struct idlist *l = nextok__calloc(mem, 1, sizeof *l);
     if (!l) {
-        free(copy);
+        nextok__free(mem, copy);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating banned");
     }
     l->n_vocab = n_vocab;
-    return list_new(out, &nextok__iface_banned, NEXTOK__K_BANNED, &ops_banned, l, copy, n, err);
+    return list_new(out, mem, &nextok__iface_banned, NEXTOK__K_BANNED, &ops_banned, l, copy, n,
+                    err);
+}
+
+nextok_status nextok_sampler_init_banned(struct nextok_sampler **out, int32_t n_vocab,
+                                         const int32_t *ids, size_t n, struct nextok_error *err)
+{
+    return nextok__init_banned(out, &nextok__mem_libc, n_vocab, ids, n, err);
 }
 
 size_t nextok__banned_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

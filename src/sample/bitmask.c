@@ -76,19 +76,25 @@ const uint32_t *nextok__bitmask_words(const struct nextok_sampler *s)
     return ((const struct bitmask_ctx *)s->ctx)->words;
 }
 
-static const struct nextok__stage_ops bitmask_ops = {NULL, NULL, NULL, nextok__bitmask_words};
+static const struct nextok__stage_ops bitmask_ops = {.bitmask = nextok__bitmask_words};
 
-nextok_status nextok_sampler_init_token_bitmask(struct nextok_sampler **out, int32_t n_vocab,
-                                                struct nextok_error *err)
+nextok_status nextok__init_token_bitmask(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                         int32_t n_vocab, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(nextok__check_vocab(n_vocab, err));
-    struct bitmask_ctx *c = malloc(sizeof *c);
+    struct bitmask_ctx *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "token_bitmask: out of memory");
     *c = (struct bitmask_ctx){n_vocab, NULL};
-    return nextok__builtin_new(out, &nextok__iface_token_bitmask, NEXTOK__K_TOKEN_BITMASK, &bitmask_ops,
-                               c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_token_bitmask, NEXTOK__K_TOKEN_BITMASK,
+                               &bitmask_ops, c, err);
+}
+
+nextok_status nextok_sampler_init_token_bitmask(struct nextok_sampler **out, int32_t n_vocab,
+                                                struct nextok_error *err)
+{
+    return nextok__init_token_bitmask(out, &nextok__mem_libc, n_vocab, err);
 }
 
 nextok_status nextok_sampler_set_token_bitmask(struct nextok_sampler *s, const int32_t *words,

@@ -79,13 +79,75 @@ struct nextok__stage_ops {
                           uint64_t step);
     /* A token bitmask's words for this step (NULL: none set). */
     const uint32_t *(*bitmask)(const struct nextok_sampler *s);
+    /* Make accept(token) unable to fail: check the token and grow what
+     * recording it needs. Changes nothing the sampler's results depend on
+     * (capacity only), so a chain can reserve on every stage before any
+     * accepts. NULL: accept cannot fail. */
+    nextok_status (*reserve)(struct nextok_sampler *s, int32_t token);
+    /* The same for set_prompt(ids, n). NULL: set_prompt cannot fail. */
+    nextok_status (*reserve_prompt)(struct nextok_sampler *s, const int32_t *ids, size_t n);
 };
 
-/* Wrap a sampler's ctx with its interface, kind and ops (a built-in's, or
- * NEXTOK__K_USER and NULL); on NOMEM frees ctx through iface->free. */
-nextok_status nextok__builtin_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
-                                  enum nextok__kind kind, const struct nextok__stage_ops *ops,
-                                  void *ctx, struct nextok_error *err);
+/* Wrap a sampler's ctx (allocated with mem) with its interface, kind and
+ * ops (a built-in's, or NEXTOK__K_USER and NULL); the sampler keeps a copy
+ * of mem. On NOMEM frees ctx through iface->free. */
+nextok_status nextok__builtin_new(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                  const struct nextok_sampler_i *iface, enum nextok__kind kind,
+                                  const struct nextok__stage_ops *ops, void *ctx,
+                                  struct nextok_error *err);
+
+/* ---- constructors with an allocator ---------------------------------------
+ * nextok_sampler_init_<x>(out, ...) is nextok__init_<x>(out, &nextok__mem_libc,
+ * ...); the profile builder passes the sampling params' allocator. */
+
+nextok_status nextok__init_logit_bias(struct nextok_sampler **out, const struct nextok__mem *mem,
+        int32_t n_vocab, const struct nextok_logit_bias *bias, size_t n, struct nextok_error *err);
+nextok_status nextok__init_allowed(struct nextok_sampler **out, const struct nextok__mem *mem,
+        int32_t n_vocab, const int32_t *ids, size_t n, struct nextok_error *err);
+nextok_status nextok__init_banned(struct nextok_sampler **out, const struct nextok__mem *mem,
+        int32_t n_vocab, const int32_t *ids, size_t n, struct nextok_error *err);
+nextok_status nextok__init_penalties(struct nextok_sampler **out, const struct nextok__mem *mem,
+        const struct nextok_penalty_params *params, struct nextok_error *err);
+nextok_status nextok__init_dry(struct nextok_sampler **out, const struct nextok__mem *mem,
+        const struct nextok_dry_params *params, struct nextok_error *err);
+nextok_status nextok__init_no_repeat_ngram(struct nextok_sampler **out, const struct nextok__mem *mem,
+        int32_t n_vocab, int32_t n, struct nextok_error *err);
+nextok_status nextok__init_min_tokens(struct nextok_sampler **out, const struct nextok__mem *mem,
+        int32_t n_vocab, int32_t min_tokens, const int32_t *eog_ids, size_t n_eog,
+        struct nextok_error *err);
+nextok_status nextok__init_temp(struct nextok_sampler **out, const struct nextok__mem *mem, float t,
+        struct nextok_error *err);
+nextok_status nextok__init_temp_ext(struct nextok_sampler **out, const struct nextok__mem *mem,
+        float t, float range, float exponent, struct nextok_error *err);
+nextok_status nextok__init_top_k(struct nextok_sampler **out, const struct nextok__mem *mem,
+        int32_t k, enum nextok_ties ties, struct nextok_error *err);
+nextok_status nextok__init_top_p(struct nextok_sampler **out, const struct nextok__mem *mem,
+        float p, enum nextok_ties ties, size_t min_keep, struct nextok_error *err);
+nextok_status nextok__init_min_p(struct nextok_sampler **out, const struct nextok__mem *mem,
+        float p, size_t min_keep, struct nextok_error *err);
+nextok_status nextok__init_typical(struct nextok_sampler **out, const struct nextok__mem *mem,
+        float p, size_t min_keep, struct nextok_error *err);
+nextok_status nextok__init_top_n_sigma(struct nextok_sampler **out, const struct nextok__mem *mem,
+        float n, struct nextok_error *err);
+nextok_status nextok__init_xtc(struct nextok_sampler **out, const struct nextok__mem *mem,
+        float probability, float threshold, size_t min_keep, uint64_t seed,
+        struct nextok_error *err);
+nextok_status nextok__init_epsilon(struct nextok_sampler **out, const struct nextok__mem *mem,
+        float epsilon, size_t min_keep, struct nextok_error *err);
+nextok_status nextok__init_eta(struct nextok_sampler **out, const struct nextok__mem *mem,
+        float eta, size_t min_keep, struct nextok_error *err);
+nextok_status nextok__init_greedy(struct nextok_sampler **out, const struct nextok__mem *mem,
+        struct nextok_error *err);
+nextok_status nextok__init_dist(struct nextok_sampler **out, const struct nextok__mem *mem,
+        uint64_t seed, struct nextok_error *err);
+nextok_status nextok__init_gumbel(struct nextok_sampler **out, const struct nextok__mem *mem,
+        uint64_t seed, struct nextok_error *err);
+nextok_status nextok__init_mirostat(struct nextok_sampler **out, const struct nextok__mem *mem,
+        int32_t n_vocab, uint64_t seed, float tau, float eta, int32_t m, struct nextok_error *err);
+nextok_status nextok__init_mirostat_v2(struct nextok_sampler **out, const struct nextok__mem *mem,
+        uint64_t seed, float tau, float eta, struct nextok_error *err);
+nextok_status nextok__init_token_bitmask(struct nextok_sampler **out, const struct nextok__mem *mem,
+        int32_t n_vocab, struct nextok_error *err);
 
 /* ---- parameter structs (first member of each ctx) ----------------------- */
 
@@ -123,7 +185,7 @@ double nextok__cand_entropy(const struct nextok_token_data_array *cur, double *m
 /* The id-order categorical draw (docs/semantics.md, categorical), with its
  * scratch; shared by dist and mirostat. Defined in select.c. */
 struct nextok__catdraw;
-struct nextok__catdraw *nextok__catdraw_new(size_t reserve);
+struct nextok__catdraw *nextok__catdraw_new(const struct nextok__mem *mem, size_t reserve);
 void nextok__catdraw_free(struct nextok__catdraw *d);
 nextok_status nextok__catdraw_run(struct nextok__catdraw *d, struct nextok_token_data_array *cur,
                                   uint64_t seed, uint64_t step, double *prob_out);

@@ -36,17 +36,23 @@ nextok_status nextok_chain_init(struct nextok_chain **out, const struct nextok_c
                          params->nan_policy != NEXTOK_NAN_AS_NEG_INF,
                      err, NEXTOK_ERR_INVALID_ARG, "nan_policy: unknown value %d",
                      (int)params->nan_policy);
-    struct nextok_chain *c = calloc(1, sizeof *c);
+    struct nextok__mem mem;
+    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, params->allocator) != NEXTOK_OK, err,
+                     NEXTOK_ERR_INVALID_ARG,
+                     "allocator: alloc, realloc and free must be all set or all NULL");
+    struct nextok_chain *c = nextok__calloc(&mem, 1, sizeof *c);
     if (!c) goto out_nomem;
     c->params = *params;
-    c->work = malloc((size_t)params->n_vocab * sizeof *c->work);
+    c->params.allocator = NULL; /* the caller's struct need not outlive the call */
+    c->mem = mem;
+    c->work = nextok__alloc_array(&mem, (size_t)params->n_vocab, sizeof *c->work);
     if (!c->work) goto out_free_chain;
     c->fused = NULL;
     *out = c;
     return NEXTOK_OK;
 
 out_free_chain:
-    free(c);
+    nextok__free(&mem, c);
 out_nomem:
     return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory allocating a chain for %d tokens",
                        (int)params->n_vocab);
@@ -55,12 +61,13 @@ out_nomem:
 void nextok_chain_free(struct nextok_chain *c)
 {
     if (!c) return;
+    const struct nextok__mem mem = c->mem;
     for (size_t i = 0; i < c->n; i++) nextok_sampler_free(c->samplers[i]);
-    free(c->samplers);
-    free(c->work);
+    nextok__free(&mem, c->samplers);
+    nextok__free(&mem, c->work);
     nextok__fused_free(c->fused);
     nextok__catdraw_free(c->draw);
-    free(c);
+    nextok__free(&mem, c);
 }
 
 const char *nextok_chain_errmsg(const struct nextok_chain *c) { return c ? c->errmsg : ""; }
@@ -70,7 +77,7 @@ nextok_status nextok_chain_add(struct nextok_chain *c, struct nextok_sampler *s)
     if (!c || !s) return NEXTOK_ERR_INVALID_ARG;
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 8;
-        struct nextok_sampler **v = realloc(c->samplers, cap * sizeof *v);
+        struct nextok_sampler **v = nextok__realloc(&c->mem, c->samplers, cap * sizeof *v);
         if (!v) return nextok__chain_fail(c, NEXTOK_ERR_NOMEM, "out of memory adding a sampler");
         c->samplers = v;
         c->cap = cap;
@@ -111,16 +118,42 @@ static nextok_status check_ids(struct nextok_chain *c, const int32_t *ids, size_
     return NEXTOK_OK;
 }
 
+/*
+ * accept and set_prompt change every sampler, so a failure part way would
+ * leave some changed. They go in three passes: every built-in sampler
+ * reserves what the token (prompt) needs, which changes nothing they
+ * compute; then the user samplers, which may fail; then the built-ins,
+ * which no longer can. Only a user sampler failing after another user
+ * sampler changed is left half done (nextok.h, Memory).
+ */
+static nextok_status stage_fail(struct nextok_chain *c, size_t i, nextok_status rc,
+                                const char *what)
+{
+    return nextok__chain_fail(c, rc, "%s: %s failed: %s", nextok_sampler_name(c->samplers[i]), what,
+                              nextok_sampler_errmsg(c->samplers[i]));
+}
+
+static bool is_builtin(const struct nextok_sampler *s)
+{
+    return nextok__sampler_kind(s) != NEXTOK__K_USER;
+}
+
 nextok_status nextok_chain_set_prompt(struct nextok_chain *c, const int32_t *ids, size_t n)
 {
     if (!c || (!ids && n > 0)) return NEXTOK_ERR_INVALID_ARG;
     NEXTOK_FORWARD(check_ids(c, ids, n, "prompt"));
     for (size_t i = 0; i < c->n; i++) {
-        nextok_status rc = nextok_sampler_set_prompt(c->samplers[i], ids, n);
-        if (rc != NEXTOK_OK)
-            return nextok__chain_fail(c, rc, "%s: set_prompt failed: %s",
-                                      nextok_sampler_name(c->samplers[i]),
-                                      nextok_sampler_errmsg(c->samplers[i]));
+        struct nextok_sampler *s = c->samplers[i];
+        nextok_status rc =
+            s->ops && s->ops->reserve_prompt ? s->ops->reserve_prompt(s, ids, n) : NEXTOK_OK;
+        if (rc != NEXTOK_OK) return stage_fail(c, i, rc, "set_prompt");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < c->n; i++) {
+            if (is_builtin(c->samplers[i]) != (pass == 1)) continue;
+            nextok_status rc = nextok_sampler_set_prompt(c->samplers[i], ids, n);
+            if (rc != NEXTOK_OK) return stage_fail(c, i, rc, "set_prompt");
+        }
     }
     c->last_valid = false;
     return NEXTOK_OK;
@@ -131,11 +164,16 @@ nextok_status nextok_chain_accept(struct nextok_chain *c, int32_t token)
     if (!c) return NEXTOK_ERR_INVALID_ARG;
     NEXTOK_FORWARD(check_ids(c, &token, 1, "token"));
     for (size_t i = 0; i < c->n; i++) {
-        nextok_status rc = nextok_sampler_accept(c->samplers[i], token);
-        if (rc != NEXTOK_OK)
-            return nextok__chain_fail(c, rc, "%s: accept failed: %s",
-                                      nextok_sampler_name(c->samplers[i]),
-                                      nextok_sampler_errmsg(c->samplers[i]));
+        struct nextok_sampler *s = c->samplers[i];
+        nextok_status rc = s->ops && s->ops->reserve ? s->ops->reserve(s, token) : NEXTOK_OK;
+        if (rc != NEXTOK_OK) return stage_fail(c, i, rc, "accept");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < c->n; i++) {
+            if (is_builtin(c->samplers[i]) != (pass == 1)) continue;
+            nextok_status rc = nextok_sampler_accept(c->samplers[i], token);
+            if (rc != NEXTOK_OK) return stage_fail(c, i, rc, "accept");
+        }
     }
     c->step++;
     c->last_valid = false;
@@ -150,23 +188,50 @@ void nextok_chain_reset(struct nextok_chain *c)
     c->last_valid = false;
 }
 
+/* A failed clone reports on its original: the message is not state, and
+ * the caller has no other handle to read it from. */
+static nextok_status clone_fail(const struct nextok_chain *c, nextok_status rc, const char *fmt,
+                                ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static nextok_status clone_fail(const struct nextok_chain *c, nextok_status rc, const char *fmt,
+                                ...)
+{
+    struct nextok_chain *m = (struct nextok_chain *)c;
+    va_list ap;
+    va_start(ap, fmt);
+    nextok__vfmt(m->errmsg, sizeof m->errmsg, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 nextok_status nextok_chain_clone(const struct nextok_chain *c, struct nextok_chain **out)
 {
     if (!c || !out) return NEXTOK_ERR_INVALID_ARG;
     *out = NULL;
     struct nextok_chain *d;
-    nextok_status rc = nextok_chain_init(&d, &c->params, NULL);
-    if (rc != NEXTOK_OK) return rc;
+    struct nextok_chain_params p = c->params;
+    const struct nextok_allocator a = {c->mem.alloc, c->mem.realloc, c->mem.free, c->mem.user};
+    p.allocator = &a;
+    struct nextok_error e = {NEXTOK_OK, ""};
+    nextok_status rc = nextok_chain_init(&d, &p, &e);
+    if (rc != NEXTOK_OK) return clone_fail(c, rc, "clone: %s", e.msg);
     for (size_t i = 0; i < c->n; i++) {
         struct nextok_sampler *s = NULL;
         rc = nextok_sampler_clone(c->samplers[i], &s);
-        if (rc == NEXTOK_OK) {
-            rc = nextok_chain_add(d, s);
-            if (rc != NEXTOK_OK) nextok_sampler_free(s);
-        }
         if (rc != NEXTOK_OK) {
             nextok_chain_free(d);
-            return rc;
+            return clone_fail(c, rc, "clone: %s: %s", nextok_sampler_name(c->samplers[i]),
+                              nextok_strerror(rc));
+        }
+        rc = nextok_chain_add(d, s);
+        if (rc != NEXTOK_OK) {
+            nextok_sampler_free(s);
+            nextok_chain_free(d);
+            return clone_fail(c, rc, "clone: out of memory adding sampler %zu", i);
         }
     }
     d->step = c->step;
@@ -268,7 +333,8 @@ static void load_row(struct nextok_chain *c, const void *logits, enum nextok_dty
 static bool fused_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
                       nextok_status *rc)
 {
-    const struct nextok__fz_chain fc = {c->samplers, c->n, c->step, c->params.n_vocab, c->work};
+    const struct nextok__fz_chain fc = {c->samplers,       c->n,    c->step,
+                                        c->params.n_vocab, c->work, &c->mem};
     size_t tail = 0;
     if (!nextok__fused_run(&c->fused, &fc, logits, dtype, &c->last, &tail)) return false;
     *rc = run_stages(c, &c->last, tail);

@@ -6,7 +6,8 @@
 #include "fused/fused.h"
 
 struct nextok_chain {
-    struct nextok_chain_params params;
+    struct nextok_chain_params params;   /* params.allocator: NULL (see mem)      */
+    struct nextok__mem mem;              /* the chain's own blocks                */
     struct nextok_sampler **samplers;
     size_t n, cap;
     uint64_t step;

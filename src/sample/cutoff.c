@@ -95,29 +95,41 @@ const struct nextok_sampler_i nextok__iface_eta = {
     .free = nextok__free_ctx,
 };
 
-static nextok_status cutoff_init(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
-                                 const char *what, float value, size_t min_keep,
-                                 struct nextok_error *err)
+static nextok_status cutoff_init(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                 const struct nextok_sampler_i *iface, const char *what,
+                                 float value, size_t min_keep, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!(value >= 0.0f && value < 1.0f), err, NEXTOK_ERR_INVALID_ARG,
                      "%s: must be in [0, 1), got %g", what, (double)value);
-    struct nextok__p_cutoff *c = malloc(sizeof *c);
+    struct nextok__p_cutoff *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "%s: out of memory", what);
     *c = (struct nextok__p_cutoff){value, min_keep};
     const enum nextok__kind kind = iface == &nextok__iface_eta ? NEXTOK__K_ETA : NEXTOK__K_EPSILON;
-    return nextok__builtin_new(out, iface, kind, NULL, c, err);
+    return nextok__builtin_new(out, mem, iface, kind, NULL, c, err);
+}
+
+nextok_status nextok__init_epsilon(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                   float epsilon, size_t min_keep, struct nextok_error *err)
+{
+    return cutoff_init(out, mem, &nextok__iface_epsilon, "epsilon", epsilon, min_keep, err);
+}
+
+nextok_status nextok__init_eta(struct nextok_sampler **out, const struct nextok__mem *mem,
+                               float eta, size_t min_keep, struct nextok_error *err)
+{
+    return cutoff_init(out, mem, &nextok__iface_eta, "eta", eta, min_keep, err);
 }
 
 nextok_status nextok_sampler_init_epsilon(struct nextok_sampler **out, float epsilon,
                                           size_t min_keep, struct nextok_error *err)
 {
-    return cutoff_init(out, &nextok__iface_epsilon, "epsilon", epsilon, min_keep, err);
+    return nextok__init_epsilon(out, &nextok__mem_libc, epsilon, min_keep, err);
 }
 
 nextok_status nextok_sampler_init_eta(struct nextok_sampler **out, float eta, size_t min_keep,
                                       struct nextok_error *err)
 {
-    return cutoff_init(out, &nextok__iface_eta, "eta", eta, min_keep, err);
+    return nextok__init_eta(out, &nextok__mem_libc, eta, min_keep, err);
 }

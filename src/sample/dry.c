@@ -18,7 +18,14 @@
 
 #include <float.h>
 
-static const struct nextok__stage_ops dry_ops = {nextok__dry_touched, NULL, NULL, NULL};
+static nextok_status dry_reserve(struct nextok_sampler *s, int32_t token);
+static nextok_status dry_reserve_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n);
+
+static const struct nextok__stage_ops dry_ops = {
+    .touched = nextok__dry_touched,
+    .reserve = dry_reserve,
+    .reserve_prompt = dry_reserve_prompt,
+};
 
 /* One penalised token: its longest match and its slot in the scratch index. */
 struct dry_pen {
@@ -190,7 +197,7 @@ static nextok_status dry_apply(struct nextok_sampler *s, struct nextok_token_dat
 /* ---- memory --------------------------------------------------------------------- */
 
 /* Scratch for windows of w tokens; unchanged on failure. */
-static nextok_status scratch_reserve(struct dry_ctx *c, size_t w)
+static nextok_status scratch_reserve(const struct nextok__mem *mem, struct dry_ctx *c, size_t w)
 {
     if (w <= c->win_cap) return NEXTOK_OK;
     size_t cap = c->win_cap < 32 ? 64 : 2 * c->win_cap;
@@ -198,19 +205,19 @@ static nextok_status scratch_reserve(struct dry_ctx *c, size_t w)
     if (cap < w) cap = w;
     if (cap > NEXTOK__TABLE_MAX) return NEXTOK_ERR_NOMEM;
     unsigned bits = nextok__table_bits(cap);
-    uint32_t *z = malloc(cap * sizeof *z);
-    struct dry_pen *pen = malloc(cap * sizeof *pen);
-    int32_t *pslot = malloc(((size_t)1 << bits) * sizeof *pslot);
+    uint32_t *z = nextok__alloc_array(mem, cap, sizeof *z);
+    struct dry_pen *pen = nextok__alloc_array(mem, cap, sizeof *pen);
+    int32_t *pslot = nextok__alloc_array(mem, (size_t)1 << bits, sizeof *pslot);
     if (!z || !pen || !pslot) {
-        free(z);
-        free(pen);
-        free(pslot);
+        nextok__free(mem, z);
+        nextok__free(mem, pen);
+        nextok__free(mem, pslot);
         return NEXTOK_ERR_NOMEM;
     }
     memset(pslot, 0xff, ((size_t)1 << bits) * sizeof *pslot);
-    free(c->z);
-    free(c->pen);
-    free(c->pslot);
+    nextok__free(mem, c->z);
+    nextok__free(mem, c->pen);
+    nextok__free(mem, c->pslot);
     c->z = z;
     c->pen = pen;
     c->pslot = pslot;
@@ -229,24 +236,34 @@ static void hist_trim(struct dry_ctx *c, size_t k)
     c->len = k;
 }
 
-/* Room for one more token: grow geometrically, or in a bounded window
- * (capacity 2 * last_n) drop the tokens that slid out, amortised O(1). */
-static nextok_status hist_reserve(struct dry_ctx *c)
+/* A full bounded window (capacity 2 * last_n) makes room by dropping the
+ * tokens that slid out, amortised O(1), instead of growing. */
+static bool hist_trims(const struct dry_ctx *c)
 {
-    if (c->len < c->cap) return NEXTOK_OK;
+    return c->last_n > 0 && c->cap >= 2 * (size_t)c->last_n;
+}
+
+/* Room for one more token: grow geometrically, unless a full window will
+ * trim instead (hist_push). Unchanged on failure. */
+static nextok_status hist_reserve(const struct nextok__mem *mem, struct dry_ctx *c)
+{
+    if (c->len < c->cap || hist_trims(c)) return NEXTOK_OK;
     const size_t keep = c->last_n > 0 ? (size_t)c->last_n : 0;
-    if (keep && c->cap >= 2 * keep) {
-        hist_trim(c, keep - 1);
-        return NEXTOK_OK;
-    }
     size_t cap = c->cap < 32 ? 64 : 2 * c->cap;
     if (keep && cap > 2 * keep) cap = 2 * keep;
     if (cap > UINT32_MAX) return NEXTOK_ERR_NOMEM;
-    int32_t *h = realloc(c->hist, cap * sizeof *h);
+    int32_t *h = nextok__realloc(mem, c->hist, cap * sizeof *h);
     if (!h) return NEXTOK_ERR_NOMEM;
     c->hist = h;
     c->cap = cap;
     return NEXTOK_OK;
+}
+
+/* Append token (room reserved by hist_reserve). */
+static void hist_push(struct dry_ctx *c, int32_t token)
+{
+    if (c->len == c->cap) hist_trim(c, (size_t)c->last_n - 1);
+    c->hist[c->len++] = token;
 }
 
 /* ---- state slots ---------------------------------------------------------------- */
@@ -257,56 +274,86 @@ static const char *dry_name(const struct nextok_sampler *s)
     return "dry";
 }
 
-static nextok_status dry_accept(struct nextok_sampler *s, int32_t token)
+static nextok_status dry_reserve(struct nextok_sampler *s, int32_t token)
 {
     struct dry_ctx *c = s->ctx;
     NEXTOK_FORWARD(nextok__proc_check_token(s, c->n_vocab, token));
     if (!dry_active(c)) return NEXTOK_OK;
-    nextok_status rc = scratch_reserve(c, window_len(c, c->len + 1));
-    if (rc == NEXTOK_OK) rc = hist_reserve(c);
+    nextok_status rc = scratch_reserve(&s->mem, c, window_len(c, c->len + 1));
+    if (rc == NEXTOK_OK) rc = hist_reserve(&s->mem, c);
     if (rc != NEXTOK_OK)
         return nextok_sampler_set_error(s, rc, "dry: out of memory recording token %d", (int)token);
-    c->hist[c->len++] = token;
     return NEXTOK_OK;
 }
 
-/* New history: the new prompt, then the outputs kept so far (each cut to the window). */
-static nextok_status dry_rebuild(struct dry_ctx *c, const int32_t *ids, size_t n)
+static nextok_status dry_accept(struct nextok_sampler *s, int32_t token)
 {
-    /* outputs kept: hist[first .. len); an index, not a pointer, because a
-     * fresh chain has no history array yet (NULL + 0 is undefined in C) */
-    size_t first = c->n_prompt, k = c->len - c->n_prompt, m = n;
+    struct dry_ctx *c = s->ctx;
+    NEXTOK_FORWARD(dry_reserve(s, token));
+    if (dry_active(c)) hist_push(c, token);
+    return NEXTOK_OK;
+}
+
+/* The new history: the last m of the prompt's n ids, then the k outputs
+ * from *outs on (each cut to the window). */
+static void rebuild_sizes(const struct dry_ctx *c, size_t n, size_t *m, size_t *k, size_t *outs)
+{
+    *outs = c->n_prompt;
+    *k = c->len - c->n_prompt;
+    *m = n;
     if (c->last_n > 0) {
         const size_t keep = (size_t)c->last_n;
-        if (k > keep) {
-            first += k - keep;
-            k = keep;
+        if (*k > keep) {
+            *outs += *k - keep;
+            *k = keep;
         }
-        if (m > keep - k) m = keep - k;
+        if (*m > keep - *k) *m = keep - *k;
     }
-    const size_t total = m + k, cap = total > 64 ? total : 64;
-    if (cap > UINT32_MAX) return NEXTOK_ERR_NOMEM;
-    NEXTOK_FORWARD(scratch_reserve(c, total));
-    int32_t *h = malloc(cap * sizeof *h);
+}
+
+/* Room to rebuild the history for a prompt of n ids (scratch, history
+ * capacity); unchanged meaning on failure. */
+static nextok_status rebuild_reserve(const struct nextok__mem *mem, struct dry_ctx *c, size_t n)
+{
+    size_t m, k, outs;
+    rebuild_sizes(c, n, &m, &k, &outs);
+    const size_t total = m + k;
+    if (total > UINT32_MAX) return NEXTOK_ERR_NOMEM;
+    NEXTOK_FORWARD(scratch_reserve(mem, c, total));
+    if (total <= c->cap) return NEXTOK_OK;
+    int32_t *h = nextok__realloc(mem, c->hist, (total > 64 ? total : 64) * sizeof *h);
     if (!h) return NEXTOK_ERR_NOMEM;
-    if (m) memcpy(h, ids + (n - m), m * sizeof *h);
-    if (k) memcpy(h + m, c->hist + first, k * sizeof *h);
-    free(c->hist);
     c->hist = h;
-    c->cap = cap;
-    c->len = total;
-    c->n_prompt = m;
+    c->cap = total > 64 ? total : 64;
     return NEXTOK_OK;
+}
+
+/* New history in place: the new prompt, then the outputs kept so far
+ * (room reserved by rebuild_reserve). */
+static void dry_rebuild(struct dry_ctx *c, const int32_t *ids, size_t n)
+{
+    size_t m, k, outs;
+    rebuild_sizes(c, n, &m, &k, &outs);
+    if (k) memmove(c->hist + m, c->hist + outs, k * sizeof *c->hist);
+    if (m) memcpy(c->hist, ids + (n - m), m * sizeof *c->hist);
+    c->len = m + k;
+    c->n_prompt = m;
+}
+
+static nextok_status dry_reserve_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
+{
+    struct dry_ctx *c = s->ctx;
+    NEXTOK_FORWARD(nextok__proc_check_prompt(s, c->n_vocab, ids, n));
+    if (!dry_active(c) || rebuild_reserve(&s->mem, c, n) == NEXTOK_OK) return NEXTOK_OK;
+    return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
+                                    "dry: out of memory for a %zu-token prompt", n);
 }
 
 static nextok_status dry_set_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
 {
     struct dry_ctx *c = s->ctx;
-    NEXTOK_FORWARD(nextok__proc_check_prompt(s, c->n_vocab, ids, n));
-    if (!dry_active(c)) return NEXTOK_OK;
-    nextok_status rc = dry_rebuild(c, ids, n);
-    if (rc != NEXTOK_OK)
-        return nextok_sampler_set_error(s, rc, "dry: out of memory for a %zu-token prompt", n);
+    NEXTOK_FORWARD(dry_reserve_prompt(s, ids, n));
+    if (dry_active(c)) dry_rebuild(c, ids, n);
     return NEXTOK_OK;
 }
 
@@ -317,46 +364,40 @@ static void dry_reset(struct nextok_sampler *s)
     c->len = c->n_prompt = 0;
 }
 
-static void dry_free_ctx(struct dry_ctx *c)
+static void dry_free_ctx(const struct nextok__mem *mem, struct dry_ctx *c)
 {
     if (!c) return;
-    free(c->brk_ids);
-    free(c->brk_off);
-    free(c->hist);
-    free(c->z);
-    free(c->pen);
-    free(c->pslot);
-    free(c);
+    nextok__free(mem, c->brk_ids);
+    nextok__free(mem, c->brk_off);
+    nextok__free(mem, c->hist);
+    nextok__free(mem, c->z);
+    nextok__free(mem, c->pen);
+    nextok__free(mem, c->pslot);
+    nextok__free(mem, c);
 }
 
-static void dry_free(struct nextok_sampler *s) { dry_free_ctx(s->ctx); }
-
-static void *dup_mem(const void *p, size_t bytes)
-{
-    void *q = malloc(bytes ? bytes : 1);
-    if (q && bytes) memcpy(q, p, bytes);
-    return q;
-}
+static void dry_free(struct nextok_sampler *s) { dry_free_ctx(&s->mem, s->ctx); }
 
 static nextok_status dry_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
+    const struct nextok__mem *mem = &s->mem;
     const struct dry_ctx *c = s->ctx;
-    struct dry_ctx *d = calloc(1, sizeof *d);
+    struct dry_ctx *d = nextok__calloc(mem, 1, sizeof *d);
     if (!d) return NEXTOK_ERR_NOMEM;
     *d = *c;
     d->z = NULL;
     d->pen = NULL;
     d->pslot = NULL;
     d->win_cap = d->n_pen = 0;
-    d->brk_ids = dup_mem(c->brk_ids, c->brk_off[c->n_brk] * sizeof *c->brk_ids);
-    d->brk_off = dup_mem(c->brk_off, (c->n_brk + 1) * sizeof *c->brk_off);
-    d->hist = c->cap ? dup_mem(c->hist, c->cap * sizeof *c->hist) : NULL;
+    d->brk_ids = nextok__memdup(mem, c->brk_ids, c->brk_off[c->n_brk] * sizeof *c->brk_ids);
+    d->brk_off = nextok__memdup(mem, c->brk_off, (c->n_brk + 1) * sizeof *c->brk_off);
+    d->hist = c->cap ? nextok__memdup(mem, c->hist, c->cap * sizeof *c->hist) : NULL;
     if (!d->brk_ids || !d->brk_off || (c->cap && !d->hist) ||
-        scratch_reserve(d, c->win_cap) != NEXTOK_OK) {
-        dry_free_ctx(d);
+        scratch_reserve(mem, d, c->win_cap) != NEXTOK_OK) {
+        dry_free_ctx(mem, d);
         return NEXTOK_ERR_NOMEM;
     }
-    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
+    return nextok__builtin_new(out, mem, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_dry = {
@@ -415,12 +456,13 @@ static nextok_status check_breakers(const struct nextok_dry_params *p, struct ne
 }
 
 /* Copy the breakers with offsets rebased to 0; build the last-token filter. */
-static nextok_status copy_breakers(struct dry_ctx *c, const struct nextok_dry_params *p)
+static nextok_status copy_breakers(const struct nextok__mem *mem, struct dry_ctx *c,
+                                   const struct nextok_dry_params *p)
 {
     const size_t n = p->n_breakers, base = n ? p->breaker_off[0] : 0;
     const size_t total = n ? p->breaker_off[n] - base : 0;
-    c->brk_off = malloc((n + 1) * sizeof *c->brk_off);
-    c->brk_ids = malloc((total ? total : 1) * sizeof *c->brk_ids);
+    c->brk_off = nextok__alloc_array(mem, n + 1, sizeof *c->brk_off);
+    c->brk_ids = nextok__alloc_array(mem, total ? total : 1, sizeof *c->brk_ids);
     if (!c->brk_off || !c->brk_ids) return NEXTOK_ERR_NOMEM;
     c->n_brk = n;
     c->brk_off[0] = 0;
@@ -431,18 +473,17 @@ static nextok_status copy_breakers(struct dry_ctx *c, const struct nextok_dry_pa
     return NEXTOK_OK;
 }
 
-nextok_status nextok_sampler_init_dry(struct nextok_sampler **out,
-                                      const struct nextok_dry_params *params,
-                                      struct nextok_error *err)
+nextok_status nextok__init_dry(struct nextok_sampler **out, const struct nextok__mem *mem,
+                               const struct nextok_dry_params *params, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!params, err, NEXTOK_ERR_INVALID_ARG, "params: must be non-NULL");
     NEXTOK_FORWARD(check_scalars(params, err));
     NEXTOK_FORWARD(check_breakers(params, err));
-    struct dry_ctx *c = calloc(1, sizeof *c);
-    if (!c || copy_breakers(c, params) != NEXTOK_OK) {
-        dry_free_ctx(c);
+    struct dry_ctx *c = nextok__calloc(mem, 1, sizeof *c);
+    if (!c || copy_breakers(mem, c, params) != NEXTOK_OK) {
+        dry_free_ctx(mem, c);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating dry");
     }
     c->n_vocab = params->n_vocab;
@@ -452,7 +493,14 @@ nextok_status nextok_sampler_init_dry(struct nextok_sampler **out,
     c->last_n = params->last_n;
     /* llama.cpp caps the exponent at ln(FLT_MAX) / ln(base); whole steps only here */
     c->max_exp = (float)floor(log((double)FLT_MAX) / log((double)params->base));
-    return nextok__builtin_new(out, &nextok__iface_dry, NEXTOK__K_DRY, &dry_ops, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_dry, NEXTOK__K_DRY, &dry_ops, c, err);
+}
+
+nextok_status nextok_sampler_init_dry(struct nextok_sampler **out,
+                                      const struct nextok_dry_params *params,
+                                      struct nextok_error *err)
+{
+    return nextok__init_dry(out, &nextok__mem_libc, params, err);
 }
 
 size_t nextok__dry_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

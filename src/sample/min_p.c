@@ -52,15 +52,21 @@ const struct nextok_sampler_i nextok__iface_min_p = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok_sampler_init_min_p(struct nextok_sampler **out, float p, size_t min_keep,
-                                        struct nextok_error *err)
+nextok_status nextok__init_min_p(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                 float p, size_t min_keep, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!(p >= 0.0f && p <= 1.0f), err, NEXTOK_ERR_INVALID_ARG,
                      "min_p: must be in [0, 1], got %g", (double)p);
-    struct nextok__p_min_p *c = malloc(sizeof *c);
+    struct nextok__p_min_p *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "min_p: out of memory");
     *c = (struct nextok__p_min_p){p, min_keep};
-    return nextok__builtin_new(out, &nextok__iface_min_p, NEXTOK__K_MIN_P, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_min_p, NEXTOK__K_MIN_P, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_min_p(struct nextok_sampler **out, float p, size_t min_keep,
+                                        struct nextok_error *err)
+{
+    return nextok__init_min_p(out, &nextok__mem_libc, p, min_keep, err);
 }

@@ -9,7 +9,16 @@
  */
 #include "proc_common.h"
 
-static const struct nextok__stage_ops min_tokens_ops = {nextok__min_tokens_touched, NULL, NULL, NULL};
+static nextok_status min_tokens_check(struct nextok_sampler *s, int32_t token);
+static nextok_status min_tokens_set_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n);
+
+/* accept and set_prompt only check ids before counting: the checks are the
+ * reserve steps. */
+static const struct nextok__stage_ops min_tokens_ops = {
+    .touched = nextok__min_tokens_touched,
+    .reserve = min_tokens_check,
+    .reserve_prompt = min_tokens_set_prompt,
+};
 
 struct min_tokens_ctx {
     struct nextok__p_min_tokens p; /* first: read by the fused planner            */
@@ -49,10 +58,16 @@ static const char *min_tokens_name(const struct nextok_sampler *s)
     return "min_tokens";
 }
 
+static nextok_status min_tokens_check(struct nextok_sampler *s, int32_t token)
+{
+    const struct min_tokens_ctx *c = s->ctx;
+    return nextok__proc_check_token(s, c->p.n_vocab, token);
+}
+
 static nextok_status min_tokens_accept(struct nextok_sampler *s, int32_t token)
 {
     struct min_tokens_ctx *c = s->ctx;
-    NEXTOK_FORWARD(nextok__proc_check_token(s, c->p.n_vocab, token));
+    NEXTOK_FORWARD(min_tokens_check(s, token));
     if (c->p.n_accepted < INT32_MAX) c->p.n_accepted++; /* saturate: past min_tokens it no longer matters */
     return NEXTOK_OK;
 }
@@ -100,24 +115,23 @@ static void min_tokens_free(struct nextok_sampler *s)
 {
     struct min_tokens_ctx *c = s->ctx;
     if (!c) return;
-    free(c->eog);
-    free(c);
+    nextok__free(&s->mem, c->eog);
+    nextok__free(&s->mem, c);
 }
 
 static nextok_status min_tokens_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     const struct min_tokens_ctx *c = s->ctx;
-    struct min_tokens_ctx *d = malloc(sizeof *d);
-    int32_t *eog = malloc((c->n_eog ? c->n_eog : 1) * sizeof *eog);
+    struct min_tokens_ctx *d = nextok__alloc(&s->mem, sizeof *d);
+    int32_t *eog = nextok__memdup(&s->mem, c->eog, c->n_eog * sizeof *eog);
     if (!d || !eog) {
-        free(d);
-        free(eog);
+        nextok__free(&s->mem, d);
+        nextok__free(&s->mem, eog);
         return NEXTOK_ERR_NOMEM;
     }
     *d = *c;
-    if (c->n_eog) memcpy(eog, c->eog, c->n_eog * sizeof *eog);
     d->eog = eog;
-    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
+    return nextok__builtin_new(out, &s->mem, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_min_tokens = {
@@ -150,18 +164,18 @@ static void set_eog(struct min_tokens_ctx *c, const int32_t *eog_ids, size_t n_e
     for (size_t k = 0; k < u; k++) c->filter |= (uint64_t)1 << ((uint32_t)c->eog[k] & 63);
 }
 
-nextok_status nextok_sampler_init_min_tokens(struct nextok_sampler **out, int32_t n_vocab,
-                                             int32_t min_tokens, const int32_t *eog_ids,
-                                             size_t n_eog, struct nextok_error *err)
+nextok_status nextok__init_min_tokens(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                      int32_t n_vocab, int32_t min_tokens, const int32_t *eog_ids,
+                                      size_t n_eog, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(check_eog(n_vocab, eog_ids, n_eog, err));
-    struct min_tokens_ctx *c = calloc(1, sizeof *c);
-    int32_t *eog = malloc((n_eog ? n_eog : 1) * sizeof *eog);
+    struct min_tokens_ctx *c = nextok__calloc(mem, 1, sizeof *c);
+    int32_t *eog = nextok__alloc_array(mem, n_eog ? n_eog : 1, sizeof *eog);
     if (!c || !eog) {
-        free(c);
-        free(eog);
+        nextok__free(mem, c);
+        nextok__free(mem, eog);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating min_tokens");
     }
     c->p.n_vocab = n_vocab;
@@ -169,7 +183,16 @@ nextok_status nextok_sampler_init_min_tokens(struct nextok_sampler **out, int32_
     c->p.n_accepted = 0;
     c->eog = eog;
     set_eog(c, eog_ids, n_eog);
-    return nextok__builtin_new(out, &nextok__iface_min_tokens, NEXTOK__K_MIN_TOKENS, &min_tokens_ops, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_min_tokens, NEXTOK__K_MIN_TOKENS,
+                               &min_tokens_ops, c, err);
+}
+
+nextok_status nextok_sampler_init_min_tokens(struct nextok_sampler **out, int32_t n_vocab,
+                                             int32_t min_tokens, const int32_t *eog_ids,
+                                             size_t n_eog, struct nextok_error *err)
+{
+    return nextok__init_min_tokens(out, &nextok__mem_libc, n_vocab, min_tokens, eog_ids, n_eog,
+                                   err);
 }
 
 size_t nextok__min_tokens_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

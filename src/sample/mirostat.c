@@ -11,8 +11,7 @@
 #include <float.h>
 
 /* The fused path's Mirostat v2 route truncates and calls the draw. */
-static const struct nextok__stage_ops mirostat_ops = {NULL, NULL, nextok__mirostat_draw, NULL};
-
+static const struct nextok__stage_ops mirostat_ops = {.draw = nextok__mirostat_draw};
 
 struct miro_ctx {
     struct nextok__p_mirostat p;   /* p.mu is the live state */
@@ -29,37 +28,43 @@ static bool is_mirostat(const struct nextok_sampler *s)
 
 /* ---- cache of the last distribution -------------------------------------- */
 
-static bool cache_alloc(struct miro_ctx *c, size_t cap)
+/* Room for cap entries; the cached distribution (what accept reads) is kept:
+ * a draw that fails after growing the cache must not lose it. */
+static bool cache_alloc(const struct nextok__mem *mem, struct miro_ctx *c, size_t cap)
 {
-    int32_t *ids = malloc(cap * sizeof *ids);
-    double *prob = malloc(cap * sizeof *prob);
+    int32_t *ids = nextok__alloc_array(mem, cap, sizeof *ids);
+    double *prob = nextok__alloc_array(mem, cap, sizeof *prob);
     if (!ids || !prob) {
-        free(ids);
-        free(prob);
+        nextok__free(mem, ids);
+        nextok__free(mem, prob);
         return false;
     }
-    free(c->ids);
-    free(c->prob);
+    if (c->n) {
+        memcpy(ids, c->ids, c->n * sizeof *ids);
+        memcpy(prob, c->prob, c->n * sizeof *prob);
+    }
+    nextok__free(mem, c->ids);
+    nextok__free(mem, c->prob);
     c->ids = ids;
     c->prob = prob;
     c->cap = cap;
     return true;
 }
 
-static bool cache_reserve(struct miro_ctx *c, size_t n)
+static bool cache_reserve(const struct nextok__mem *mem, struct miro_ctx *c, size_t n)
 {
     if (n <= c->cap) return true;
     size_t cap = c->cap ? c->cap : 64;
     while (cap < n) cap *= 2;
     if (cap > SIZE_MAX / sizeof(double)) return false;
-    return cache_alloc(c, cap);
+    return cache_alloc(mem, c, cap);
 }
 
 /* Draw as dist does and remember the distribution; nothing changes on failure. */
 static nextok_status draw_and_cache(struct nextok_sampler *s, struct miro_ctx *c,
                                     struct nextok_token_data_array *cur, uint64_t step)
 {
-    if (!cache_reserve(c, cur->size))
+    if (!cache_reserve(&s->mem, c, cur->size))
         return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM, "%s: out of memory for %zu candidates",
                                         s->iface->name(s), cur->size);
     /* the draw's own p = w / Z (double) go straight into the cache; it fails
@@ -203,21 +208,22 @@ static void miro_free(struct nextok_sampler *s)
     struct miro_ctx *c = s->ctx;
     if (!c) return;
     nextok__catdraw_free(c->draw);
-    free(c->ids);
-    free(c->prob);
-    free(c);
+    nextok__free(&s->mem, c->ids);
+    nextok__free(&s->mem, c->prob);
+    nextok__free(&s->mem, c);
 }
 
 /* A ctx with parameters p; the cache and the draw's scratch get room for
  * cap candidates (0: grown on first use). */
-static struct miro_ctx *miro_new(const struct nextok__p_mirostat *p, size_t cap)
+static struct miro_ctx *miro_new(const struct nextok__mem *mem, const struct nextok__p_mirostat *p,
+                                 size_t cap)
 {
-    struct miro_ctx *c = calloc(1, sizeof *c);
+    struct miro_ctx *c = nextok__calloc(mem, 1, sizeof *c);
     if (!c) return NULL;
     c->p = *p;
-    c->draw = nextok__catdraw_new(cap);
-    if (!c->draw || (cap && !cache_alloc(c, cap))) {
-        struct nextok_sampler tmp = {NULL, c, 0, NULL, {0}};
+    c->draw = nextok__catdraw_new(mem, cap);
+    if (!c->draw || (cap && !cache_alloc(mem, c, cap))) {
+        struct nextok_sampler tmp = {NULL, c, 0, NULL, *mem, {0}};
         miro_free(&tmp);
         return NULL;
     }
@@ -227,14 +233,14 @@ static struct miro_ctx *miro_new(const struct nextok__p_mirostat *p, size_t cap)
 static nextok_status miro_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     const struct miro_ctx *src = s->ctx;
-    struct miro_ctx *c = miro_new(&src->p, src->cap);
+    struct miro_ctx *c = miro_new(&s->mem, &src->p, src->cap);
     if (!c) return NEXTOK_ERR_NOMEM;
     if (src->n) {
         memcpy(c->ids, src->ids, src->n * sizeof *c->ids);
         memcpy(c->prob, src->prob, src->n * sizeof *c->prob);
     }
     c->n = src->n;
-    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
+    return nextok__builtin_new(out, &s->mem, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
 }
 
 static const char *v1_name(const struct nextok_sampler *s)
@@ -278,9 +284,9 @@ static nextok_status check_tau_eta(float tau, float eta, struct nextok_error *er
     return NEXTOK_OK;
 }
 
-nextok_status nextok_sampler_init_mirostat(struct nextok_sampler **out, int32_t n_vocab,
-                                           uint64_t seed, float tau, float eta, int32_t m,
-                                           struct nextok_error *err)
+nextok_status nextok__init_mirostat(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                    int32_t n_vocab, uint64_t seed, float tau, float eta, int32_t m,
+                                    struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -291,22 +297,38 @@ nextok_status nextok_sampler_init_mirostat(struct nextok_sampler **out, int32_t 
     const struct nextok__p_mirostat p = {n_vocab, nextok__resolve_seed(seed), tau, eta, m,
                                          2.0f * tau};
     /* the cache holds at most n_vocab candidates: allocate it once, here */
-    struct miro_ctx *c = miro_new(&p, (size_t)n_vocab);
+    struct miro_ctx *c = miro_new(mem, &p, (size_t)n_vocab);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "mirostat: out of memory for %d tokens",
                      (int)n_vocab);
-    return nextok__builtin_new(out, &nextok__iface_mirostat, NEXTOK__K_MIROSTAT, &mirostat_ops, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_mirostat, NEXTOK__K_MIROSTAT, &mirostat_ops,
+                               c, err);
 }
 
-nextok_status nextok_sampler_init_mirostat_v2(struct nextok_sampler **out, uint64_t seed,
-                                              float tau, float eta, struct nextok_error *err)
+nextok_status nextok_sampler_init_mirostat(struct nextok_sampler **out, int32_t n_vocab,
+                                           uint64_t seed, float tau, float eta, int32_t m,
+                                           struct nextok_error *err)
+{
+    return nextok__init_mirostat(out, &nextok__mem_libc, n_vocab, seed, tau, eta, m, err);
+}
+
+nextok_status nextok__init_mirostat_v2(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                       uint64_t seed, float tau, float eta,
+                                       struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(check_tau_eta(tau, eta, err));
     const struct nextok__p_mirostat p = {0, nextok__resolve_seed(seed), tau, eta, 0, 2.0f * tau};
-    struct miro_ctx *c = miro_new(&p, 0);
+    struct miro_ctx *c = miro_new(mem, &p, 0);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "mirostat_v2: out of memory");
-    return nextok__builtin_new(out, &nextok__iface_mirostat_v2, NEXTOK__K_MIROSTAT_V2, &mirostat_ops, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_mirostat_v2, NEXTOK__K_MIROSTAT_V2,
+                               &mirostat_ops, c, err);
+}
+
+nextok_status nextok_sampler_init_mirostat_v2(struct nextok_sampler **out, uint64_t seed, float tau,
+                                              float eta, struct nextok_error *err)
+{
+    return nextok__init_mirostat_v2(out, &nextok__mem_libc, seed, tau, eta, err);
 }
 
 float nextok_sampler_mirostat_mu(const struct nextok_sampler *s)

@@ -11,7 +11,14 @@
  */
 #include "proc_common.h"
 
-static const struct nextok__stage_ops ngram_ops = {nextok__ngram_touched, NULL, NULL, NULL};
+static nextok_status ng_reserve(struct nextok_sampler *s, int32_t token);
+static nextok_status ng_reserve_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n);
+
+static const struct nextok__stage_ops ngram_ops = {
+    .touched = nextok__ngram_touched,
+    .reserve = ng_reserve,
+    .reserve_prompt = ng_reserve_prompt,
+};
 
 /* A distinct context: the n-1 tokens hist[pos..pos+n-1) and its follower list. */
 struct ng_ent {
@@ -41,6 +48,9 @@ struct ng_index {
 struct ng_ctx {
     int32_t n_vocab, n;
     struct ng_index x;
+    /* What the next set_prompt builds into (ng_reserve_prompt allocates it,
+     * set_prompt takes it over): not state. eslot NULL: none. */
+    struct ng_index next;
 };
 
 /* ---- hashing ------------------------------------------------------------------ */
@@ -82,13 +92,13 @@ static uint32_t node_probe(const struct ng_index *x, int32_t ent, int32_t tok)
 
 /* ---- the index ------------------------------------------------------------------ */
 
-static void index_free(struct ng_index *x)
+static void index_free(const struct nextok__mem *mem, struct ng_index *x)
 {
-    free(x->hist);
-    free(x->ents);
-    free(x->eslot);
-    free(x->nodes);
-    free(x->nslot);
+    nextok__free(mem, x->hist);
+    nextok__free(mem, x->ents);
+    nextok__free(mem, x->eslot);
+    nextok__free(mem, x->nodes);
+    nextok__free(mem, x->nslot);
     memset(x, 0, sizeof *x);
 }
 
@@ -100,20 +110,20 @@ static void index_clear(struct ng_index *x)
 }
 
 /* An empty index with room for `cap` tokens. */
-static nextok_status index_init(struct ng_index *x, size_t cap)
+static nextok_status index_init(const struct nextok__mem *mem, struct ng_index *x, size_t cap)
 {
     memset(x, 0, sizeof *x);
     if (cap < 16) cap = 16;
     if (cap > NEXTOK__TABLE_MAX) return NEXTOK_ERR_NOMEM;
     x->hist_cap = x->ents_cap = x->nodes_cap = cap;
     x->ebits = x->nbits = nextok__table_bits(cap);
-    x->hist = malloc(cap * sizeof *x->hist);
-    x->ents = malloc(cap * sizeof *x->ents);
-    x->nodes = malloc(cap * sizeof *x->nodes);
-    x->eslot = malloc(((size_t)1 << x->ebits) * sizeof *x->eslot);
-    x->nslot = malloc(((size_t)1 << x->nbits) * sizeof *x->nslot);
+    x->hist = nextok__alloc_array(mem, cap, sizeof *x->hist);
+    x->ents = nextok__alloc_array(mem, cap, sizeof *x->ents);
+    x->nodes = nextok__alloc_array(mem, cap, sizeof *x->nodes);
+    x->eslot = nextok__alloc_array(mem, (size_t)1 << x->ebits, sizeof *x->eslot);
+    x->nslot = nextok__alloc_array(mem, (size_t)1 << x->nbits, sizeof *x->nslot);
     if (!x->hist || !x->ents || !x->nodes || !x->eslot || !x->nslot) {
-        index_free(x);
+        index_free(mem, x);
         return NEXTOK_ERR_NOMEM;
     }
     index_clear(x);
@@ -121,21 +131,21 @@ static nextok_status index_init(struct ng_index *x, size_t cap)
 }
 
 /* p grown geometrically to hold `need` elements; NULL (p untouched) on failure. */
-static void *grow_mem(void *p, size_t *cap, size_t need, size_t elem)
+static void *grow_mem(const struct nextok__mem *mem, void *p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return p;
     size_t c = 2 * *cap > need ? 2 * *cap : need;
     if (c > NEXTOK__TABLE_MAX) return NULL;
-    void *q = realloc(p, c * elem);
+    void *q = nextok__realloc(mem, p, c * elem);
     if (q) *cap = c;
     return q;
 }
 
-static nextok_status rehash_ents(struct ng_index *x, size_t need)
+static nextok_status rehash_ents(const struct nextok__mem *mem, struct ng_index *x, size_t need)
 {
     if (2 * need <= ((size_t)1 << x->ebits)) return NEXTOK_OK;
     unsigned bits = nextok__table_bits(need);
-    int32_t *t = malloc(((size_t)1 << bits) * sizeof *t);
+    int32_t *t = nextok__alloc_array(mem, (size_t)1 << bits, sizeof *t);
     if (!t) return NEXTOK_ERR_NOMEM;
     memset(t, 0xff, ((size_t)1 << bits) * sizeof *t);
     const uint32_t mask = ((uint32_t)1 << bits) - 1;
@@ -144,17 +154,17 @@ static nextok_status rehash_ents(struct ng_index *x, size_t need)
         while (t[h] >= 0) h = (h + 1) & mask;
         t[h] = (int32_t)e;
     }
-    free(x->eslot);
+    nextok__free(mem, x->eslot);
     x->eslot = t;
     x->ebits = bits;
     return NEXTOK_OK;
 }
 
-static nextok_status rehash_nodes(struct ng_index *x, size_t need)
+static nextok_status rehash_nodes(const struct nextok__mem *mem, struct ng_index *x, size_t need)
 {
     if (2 * need <= ((size_t)1 << x->nbits)) return NEXTOK_OK;
     unsigned bits = nextok__table_bits(need);
-    int32_t *t = malloc(((size_t)1 << bits) * sizeof *t);
+    int32_t *t = nextok__alloc_array(mem, (size_t)1 << bits, sizeof *t);
     if (!t) return NEXTOK_ERR_NOMEM;
     memset(t, 0xff, ((size_t)1 << bits) * sizeof *t);
     const uint32_t mask = ((uint32_t)1 << bits) - 1;
@@ -163,7 +173,7 @@ static nextok_status rehash_nodes(struct ng_index *x, size_t need)
         while (t[h] >= 0) h = (h + 1) & mask;
         t[h] = (int32_t)k;
     }
-    free(x->nslot);
+    nextok__free(mem, x->nslot);
     x->nslot = t;
     x->nbits = bits;
     return NEXTOK_OK;
@@ -171,19 +181,19 @@ static nextok_status rehash_nodes(struct ng_index *x, size_t need)
 
 /* Room for one more token (and the context and pair it may add). Growing is
  * invisible, so a failure part way leaves the index meaning the same. */
-static nextok_status index_reserve(struct ng_index *x)
+static nextok_status index_reserve(const struct nextok__mem *mem, struct ng_index *x)
 {
-    int32_t *hist = grow_mem(x->hist, &x->hist_cap, x->len + 1, sizeof *hist);
+    int32_t *hist = grow_mem(mem, x->hist, &x->hist_cap, x->len + 1, sizeof *hist);
     if (!hist) return NEXTOK_ERR_NOMEM;
     x->hist = hist;
-    struct ng_ent *ents = grow_mem(x->ents, &x->ents_cap, x->n_ents + 1, sizeof *ents);
+    struct ng_ent *ents = grow_mem(mem, x->ents, &x->ents_cap, x->n_ents + 1, sizeof *ents);
     if (!ents) return NEXTOK_ERR_NOMEM;
     x->ents = ents;
-    struct ng_node *nodes = grow_mem(x->nodes, &x->nodes_cap, x->n_nodes + 1, sizeof *nodes);
+    struct ng_node *nodes = grow_mem(mem, x->nodes, &x->nodes_cap, x->n_nodes + 1, sizeof *nodes);
     if (!nodes) return NEXTOK_ERR_NOMEM;
     x->nodes = nodes;
-    NEXTOK_FORWARD(rehash_ents(x, x->n_ents + 1));
-    return rehash_nodes(x, x->n_nodes + 1);
+    NEXTOK_FORWARD(rehash_ents(mem, x, x->n_ents + 1));
+    return rehash_nodes(mem, x, x->n_nodes + 1);
 }
 
 /* Append tok; record the n-gram it completes (room must be reserved). */
@@ -208,23 +218,17 @@ static void index_push(struct ng_index *x, size_t n, int32_t tok)
     x->nslot[hn] = node;
 }
 
-static void *dup_mem(const void *p, size_t bytes)
-{
-    void *q = malloc(bytes ? bytes : 1);
-    if (q && bytes) memcpy(q, p, bytes);
-    return q;
-}
-
-static nextok_status index_clone(struct ng_index *d, const struct ng_index *x)
+static nextok_status index_clone(const struct nextok__mem *mem, struct ng_index *d,
+                                 const struct ng_index *x)
 {
     *d = *x;
-    d->hist = dup_mem(x->hist, x->hist_cap * sizeof *x->hist);
-    d->ents = dup_mem(x->ents, x->ents_cap * sizeof *x->ents);
-    d->nodes = dup_mem(x->nodes, x->nodes_cap * sizeof *x->nodes);
-    d->eslot = dup_mem(x->eslot, ((size_t)1 << x->ebits) * sizeof *x->eslot);
-    d->nslot = dup_mem(x->nslot, ((size_t)1 << x->nbits) * sizeof *x->nslot);
+    d->hist = nextok__memdup(mem, x->hist, x->hist_cap * sizeof *x->hist);
+    d->ents = nextok__memdup(mem, x->ents, x->ents_cap * sizeof *x->ents);
+    d->nodes = nextok__memdup(mem, x->nodes, x->nodes_cap * sizeof *x->nodes);
+    d->eslot = nextok__memdup(mem, x->eslot, ((size_t)1 << x->ebits) * sizeof *x->eslot);
+    d->nslot = nextok__memdup(mem, x->nslot, ((size_t)1 << x->nbits) * sizeof *x->nslot);
     if (d->hist && d->ents && d->nodes && d->eslot && d->nslot) return NEXTOK_OK;
-    index_free(d);
+    index_free(mem, d);
     return NEXTOK_ERR_NOMEM;
 }
 
@@ -283,36 +287,60 @@ static const char *ng_name(const struct nextok_sampler *s)
     return "no_repeat_ngram";
 }
 
-static nextok_status ng_accept(struct nextok_sampler *s, int32_t token)
+static nextok_status ng_reserve(struct nextok_sampler *s, int32_t token)
 {
     struct ng_ctx *c = s->ctx;
     NEXTOK_FORWARD(nextok__proc_check_token(s, c->n_vocab, token));
-    if (c->n <= 0) return NEXTOK_OK;
-    nextok_status rc = index_reserve(&c->x);
-    if (rc != NEXTOK_OK)
-        return nextok_sampler_set_error(s, rc, "no_repeat_ngram: out of memory recording token %d",
-                                        (int)token);
-    index_push(&c->x, (size_t)c->n, token);
+    if (c->n <= 0 || index_reserve(&s->mem, &c->x) == NEXTOK_OK) return NEXTOK_OK;
+    return nextok_sampler_set_error(
+        s, NEXTOK_ERR_NOMEM, "no_repeat_ngram: out of memory recording token %d", (int)token);
+}
+
+static nextok_status ng_accept(struct nextok_sampler *s, int32_t token)
+{
+    struct ng_ctx *c = s->ctx;
+    NEXTOK_FORWARD(ng_reserve(s, token));
+    if (c->n > 0) index_push(&c->x, (size_t)c->n, token);
     return NEXTOK_OK;
 }
 
-/* Rebuild the index from the new prompt followed by the outputs so far. */
-static nextok_status ng_set_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
+/* Tokens of the index a prompt of n ids makes: the prompt, then the outputs. */
+static size_t prompt_tokens(const struct ng_ctx *c, size_t n)
+{
+    return n + (c->x.len - c->x.n_prompt);
+}
+
+/* c->next gets room for an index of the new prompt and the outputs. */
+static nextok_status ng_reserve_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
 {
     struct ng_ctx *c = s->ctx;
     NEXTOK_FORWARD(nextok__proc_check_prompt(s, c->n_vocab, ids, n));
     if (c->n <= 0) return NEXTOK_OK;
+    const size_t need = prompt_tokens(c, n);
+    if (c->next.eslot && need <= c->next.hist_cap) return NEXTOK_OK;
+    index_free(&s->mem, &c->next);
+    if (index_init(&s->mem, &c->next, need) == NEXTOK_OK) return NEXTOK_OK;
+    return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
+                                    "no_repeat_ngram: out of memory for a %zu-token prompt", n);
+}
+
+/* Rebuild the index from the new prompt followed by the outputs so far, in
+ * c->next, which then replaces it. */
+static nextok_status ng_set_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
+{
+    struct ng_ctx *c = s->ctx;
+    NEXTOK_FORWARD(ng_reserve_prompt(s, ids, n));
+    if (c->n <= 0) return NEXTOK_OK;
     const struct ng_index *old = &c->x;
     const size_t n_out = old->len - old->n_prompt;
-    struct ng_index x;
-    if (index_init(&x, n + n_out) != NEXTOK_OK)
-        return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
-                                        "no_repeat_ngram: out of memory for a %zu-token prompt", n);
-    for (size_t i = 0; i < n; i++) index_push(&x, (size_t)c->n, ids[i]);
-    for (size_t i = 0; i < n_out; i++) index_push(&x, (size_t)c->n, old->hist[old->n_prompt + i]);
-    x.n_prompt = n;
-    index_free(&c->x);
-    c->x = x;
+    struct ng_index *x = &c->next;
+    index_clear(x);
+    for (size_t i = 0; i < n; i++) index_push(x, (size_t)c->n, ids[i]);
+    for (size_t i = 0; i < n_out; i++) index_push(x, (size_t)c->n, old->hist[old->n_prompt + i]);
+    x->n_prompt = n;
+    index_free(&s->mem, &c->x);
+    c->x = *x;
+    memset(x, 0, sizeof *x);
     return NEXTOK_OK;
 }
 
@@ -326,43 +354,52 @@ static void ng_free(struct nextok_sampler *s)
 {
     struct ng_ctx *c = s->ctx;
     if (!c) return;
-    index_free(&c->x);
-    free(c);
+    index_free(&s->mem, &c->x);
+    index_free(&s->mem, &c->next);
+    nextok__free(&s->mem, c);
 }
 
 static nextok_status ng_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     const struct ng_ctx *c = s->ctx;
-    struct ng_ctx *d = calloc(1, sizeof *d);
+    struct ng_ctx *d = nextok__calloc(&s->mem, 1, sizeof *d);
     if (!d) return NEXTOK_ERR_NOMEM;
     d->n_vocab = c->n_vocab;
     d->n = c->n;
-    if (c->x.eslot && index_clone(&d->x, &c->x) != NEXTOK_OK) {
-        free(d);
+    if (c->x.eslot && index_clone(&s->mem, &d->x, &c->x) != NEXTOK_OK) {
+        nextok__free(&s->mem, d);
         return NEXTOK_ERR_NOMEM;
     }
-    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
+    return nextok__builtin_new(out, &s->mem, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_no_repeat_ngram = {
     ng_name, ng_accept, ng_apply, ng_reset, ng_clone, ng_free, ng_set_prompt,
 };
 
-nextok_status nextok_sampler_init_no_repeat_ngram(struct nextok_sampler **out, int32_t n_vocab,
-                                                  int32_t n, struct nextok_error *err)
+nextok_status nextok__init_no_repeat_ngram(struct nextok_sampler **out,
+                                           const struct nextok__mem *mem, int32_t n_vocab,
+                                           int32_t n, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(nextok__check_vocab(n_vocab, err));
-    struct ng_ctx *c = calloc(1, sizeof *c);
+    struct ng_ctx *c = nextok__calloc(mem, 1, sizeof *c);
     if (!c) return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating no_repeat_ngram");
     c->n_vocab = n_vocab;
     c->n = n; /* <= 0: disabled, no index kept */
-    if (n > 0 && index_init(&c->x, 16) != NEXTOK_OK) {
-        free(c);
+    if (n > 0 && index_init(mem, &c->x, 16) != NEXTOK_OK) {
+        nextok__free(mem, c);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating no_repeat_ngram");
     }
-    return nextok__builtin_new(out, &nextok__iface_no_repeat_ngram, NEXTOK__K_NO_REPEAT_NGRAM, &ngram_ops, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_no_repeat_ngram, NEXTOK__K_NO_REPEAT_NGRAM,
+                               &ngram_ops, c, err);
+}
+
+nextok_status nextok_sampler_init_no_repeat_ngram(struct nextok_sampler **out, int32_t n_vocab,
+                                                  int32_t n, struct nextok_error *err)
+{
+    return nextok__init_no_repeat_ngram(out, &nextok__mem_libc, n_vocab, n, err);
 }
 
 size_t nextok__ngram_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

@@ -14,7 +14,14 @@
  */
 #include "proc_common.h"
 
-static const struct nextok__stage_ops penalties_ops = {nextok__penalties_touched, NULL, NULL, NULL};
+static nextok_status pen_reserve(struct nextok_sampler *s, int32_t token);
+static nextok_status pen_reserve_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n);
+
+static const struct nextok__stage_ops penalties_ops = {
+    .touched = nextok__penalties_touched,
+    .reserve = pen_reserve,
+    .reserve_prompt = pen_reserve_prompt,
+};
 
 /* Per-id counts. a: prompt count (window scope: count inside the window), b: output count. */
 struct pen_slot {
@@ -35,6 +42,11 @@ struct pen_ctx {
      * the first n_prompt of them are prompt tokens. */
     int32_t *ring;
     size_t   ring_cap, head, count, n_prompt;
+    /* What the next set_prompt builds into (pen_reserve_prompt allocates
+     * them, set_prompt takes them over): not state. */
+    struct pen_map next_map; /* slot NULL: none */
+    int32_t *next_ring;
+    size_t next_ring_cap;
 };
 
 /* ---- the count map ------------------------------------------------------------ */
@@ -47,11 +59,11 @@ static void map_clear(struct pen_map *m)
     m->n = 0;
 }
 
-static nextok_status map_init(struct pen_map *m, size_t n_keys)
+static nextok_status map_init(const struct nextok__mem *mem, struct pen_map *m, size_t n_keys)
 {
     if (n_keys > NEXTOK__TABLE_MAX) return NEXTOK_ERR_NOMEM;
     m->bits = nextok__table_bits(n_keys);
-    m->slot = malloc(map_cap(m) * sizeof *m->slot);
+    m->slot = nextok__alloc_array(mem, map_cap(m), sizeof *m->slot);
     if (!m->slot) return NEXTOK_ERR_NOMEM;
     map_clear(m);
     return NEXTOK_OK;
@@ -83,15 +95,26 @@ static struct pen_slot *map_get(struct pen_map *m, int32_t id)
 }
 
 /* Make room for `extra` more keys; the map is unchanged on failure. */
-static nextok_status map_reserve(struct pen_map *m, size_t extra)
+static nextok_status map_reserve(const struct nextok__mem *mem, struct pen_map *m, size_t extra)
 {
     const size_t need = m->n + extra;
     if (2 * need <= map_cap(m)) return NEXTOK_OK;
     struct pen_map g;
-    NEXTOK_FORWARD(map_init(&g, need));
+    NEXTOK_FORWARD(map_init(mem, &g, need));
     for (size_t i = 0; i < map_cap(m); i++)
         if (m->slot[i].id >= 0) *map_get(&g, m->slot[i].id) = m->slot[i];
-    free(m->slot);
+    nextok__free(mem, m->slot);
+    *m = g;
+    return NEXTOK_OK;
+}
+
+/* A map with room for n_keys keys in *m (its contents are not kept). */
+static nextok_status map_room(const struct nextok__mem *mem, struct pen_map *m, size_t n_keys)
+{
+    if (m->slot && 2 * n_keys <= map_cap(m)) return NEXTOK_OK;
+    struct pen_map g;
+    NEXTOK_FORWARD(map_init(mem, &g, n_keys));
+    nextok__free(mem, m->slot);
     *m = g;
     return NEXTOK_OK;
 }
@@ -200,15 +223,15 @@ static nextok_status pen_apply(struct nextok_sampler *s, struct nextok_token_dat
 
 /* ---- the window ring ----------------------------------------------------------- */
 
-static nextok_status ring_grow(struct pen_ctx *c)
+static nextok_status ring_grow(const struct nextok__mem *mem, struct pen_ctx *c)
 {
     size_t last_n = (size_t)c->p.last_n;
     size_t cap = c->ring_cap < 8 ? 16 : 2 * c->ring_cap;
     if (cap > last_n) cap = last_n;
-    int32_t *r = malloc(cap * sizeof *r);
+    int32_t *r = nextok__alloc_array(mem, cap, sizeof *r);
     if (!r) return NEXTOK_ERR_NOMEM;
     for (size_t i = 0; i < c->count; i++) r[i] = c->ring[(c->head + i) % c->ring_cap];
-    free(c->ring);
+    nextok__free(mem, c->ring);
     c->ring = r;
     c->ring_cap = cap;
     c->head = 0;
@@ -226,15 +249,23 @@ static void window_evict(struct pen_ctx *c)
     if (--s->a == 0) map_del(&c->map, s);
 }
 
-static nextok_status window_push(struct pen_ctx *c, int32_t token)
+/* Room to record one more token (ring and count map); unchanged meaning on
+ * failure (a grown ring or map holds the same). */
+static nextok_status record_reserve(const struct nextok__mem *mem, struct pen_ctx *c)
 {
-    if (c->count == c->ring_cap && c->ring_cap < (size_t)c->p.last_n) NEXTOK_FORWARD(ring_grow(c));
-    NEXTOK_FORWARD(map_reserve(&c->map, 1));
+    if (c->p.scope == NEXTOK_SCOPE_WINDOW && c->count == c->ring_cap &&
+        c->ring_cap < (size_t)c->p.last_n)
+        NEXTOK_FORWARD(ring_grow(mem, c));
+    return map_reserve(mem, &c->map, 1);
+}
+
+/* Room must be reserved (record_reserve). */
+static void window_push(struct pen_ctx *c, int32_t token)
+{
     if (c->count == (size_t)c->p.last_n) window_evict(c);
     c->ring[(c->head + c->count) % c->ring_cap] = token;
     c->count++;
     map_get(&c->map, token)->a++;
-    return NEXTOK_OK;
 }
 
 /* ---- state slots ---------------------------------------------------------------- */
@@ -245,71 +276,123 @@ static const char *pen_name(const struct nextok_sampler *s)
     return "penalties";
 }
 
-static nextok_status pen_accept(struct nextok_sampler *s, int32_t token)
+static nextok_status pen_reserve(struct nextok_sampler *s, int32_t token)
 {
     struct pen_ctx *c = s->ctx;
     NEXTOK_FORWARD(nextok__proc_check_token(s, c->p.n_vocab, token));
-    if (!pen_active(&c->p)) return NEXTOK_OK;
-    nextok_status rc = c->p.scope == NEXTOK_SCOPE_WINDOW ? window_push(c, token)
-                                                          : map_reserve(&c->map, 1);
-    if (rc != NEXTOK_OK)
-        return nextok_sampler_set_error(s, rc, "penalties: out of memory recording token %d",
-                                        (int)token);
-    if (c->p.scope != NEXTOK_SCOPE_WINDOW) map_get(&c->map, token)->b++;
-    return NEXTOK_OK;
+    if (!pen_active(&c->p) || record_reserve(&s->mem, c) == NEXTOK_OK) return NEXTOK_OK;
+    return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
+                                    "penalties: out of memory recording token %d", (int)token);
 }
 
-/* Window scope: the last last_n of new prompt || the outputs already in the window. */
-static nextok_status window_set_prompt(struct pen_ctx *c, const int32_t *ids, size_t n)
+static nextok_status pen_accept(struct nextok_sampler *s, int32_t token)
 {
-    const size_t last_n = (size_t)c->p.last_n, k = c->count - c->n_prompt;
-    const size_t m = n < last_n - k ? n : last_n - k, total = m + k;
-    size_t cap = total > 16 ? total : (last_n < 16 ? last_n : 16);
-    struct pen_map g;
-    int32_t *r = malloc(cap * sizeof *r);
-    if (!r || map_init(&g, total) != NEXTOK_OK) {
-        free(r);
-        return NEXTOK_ERR_NOMEM;
-    }
-    if (m) memcpy(r, ids + (n - m), m * sizeof *r);
-    for (size_t i = 0; i < k; i++) r[m + i] = c->ring[(c->head + c->n_prompt + i) % c->ring_cap];
-    for (size_t i = 0; i < total; i++) map_get(&g, r[i])->a++;
-    free(c->ring);
-    free(c->map.slot);
-    c->map = g;
-    c->ring = r;
-    c->ring_cap = cap;
-    c->head = 0;
-    c->count = total;
-    c->n_prompt = m;
+    struct pen_ctx *c = s->ctx;
+    NEXTOK_FORWARD(pen_reserve(s, token));
+    if (!pen_active(&c->p)) return NEXTOK_OK;
+    if (c->p.scope == NEXTOK_SCOPE_WINDOW)
+        window_push(c, token);
+    else
+        map_get(&c->map, token)->b++;
     return NEXTOK_OK;
 }
 
-/* Other scopes: keep the output counts, replace the prompt counts. */
-static nextok_status counts_set_prompt(struct pen_ctx *c, const int32_t *ids, size_t n)
+/* Window scope: the new window holds the last m of the prompt and the k
+ * outputs in the window now; its ring needs *cap entries. */
+static void window_sizes(const struct pen_ctx *c, size_t n, size_t *m, size_t *k, size_t *cap)
+{
+    const size_t last_n = (size_t)c->p.last_n;
+    *k = c->count - c->n_prompt;
+    *m = n < last_n - *k ? n : last_n - *k;
+    const size_t total = *m + *k;
+    *cap = total > 16 ? total : (last_n < 16 ? last_n : 16);
+}
+
+/* Other scopes: the keys of the new map (the prompt's, the outputs'). */
+static size_t counts_keys(const struct pen_ctx *c, size_t n)
 {
     size_t keys = n;
     for (size_t i = 0; i < map_cap(&c->map); i++) keys += c->map.slot[i].b > 0;
-    if (keys > (size_t)c->p.n_vocab) keys = (size_t)c->p.n_vocab;
-    struct pen_map g;
-    NEXTOK_FORWARD(map_init(&g, keys));
+    return keys > (size_t)c->p.n_vocab ? (size_t)c->p.n_vocab : keys;
+}
+
+/* Allocate what set_prompt(n ids) builds into: c->next_map (and ring). */
+static nextok_status prompt_room(const struct nextok__mem *mem, struct pen_ctx *c, size_t n)
+{
+    if (c->p.scope != NEXTOK_SCOPE_WINDOW) return map_room(mem, &c->next_map, counts_keys(c, n));
+    size_t m, k, cap;
+    window_sizes(c, n, &m, &k, &cap);
+    if (c->next_ring_cap < cap) {
+        int32_t *r = nextok__alloc_array(mem, cap, sizeof *r);
+        if (!r) return NEXTOK_ERR_NOMEM;
+        nextok__free(mem, c->next_ring);
+        c->next_ring = r;
+        c->next_ring_cap = cap;
+    }
+    return map_room(mem, &c->next_map, m + k);
+}
+
+/* Take the next buffers over: the new map (and ring) becomes current. */
+static void take_next(const struct nextok__mem *mem, struct pen_ctx *c)
+{
+    nextok__free(mem, c->map.slot);
+    c->map = c->next_map;
+    c->next_map = (struct pen_map){NULL, 0, 0};
+}
+
+/* Window scope: the last last_n of new prompt || the outputs already in the window. */
+static void window_set_prompt(const struct nextok__mem *mem, struct pen_ctx *c, const int32_t *ids,
+                              size_t n)
+{
+    size_t m, k, cap;
+    window_sizes(c, n, &m, &k, &cap);
+    const size_t total = m + k;
+    int32_t *r = c->next_ring;
+    map_clear(&c->next_map);
+    if (m) memcpy(r, ids + (n - m), m * sizeof *r);
+    for (size_t i = 0; i < k; i++) r[m + i] = c->ring[(c->head + c->n_prompt + i) % c->ring_cap];
+    for (size_t i = 0; i < total; i++) map_get(&c->next_map, r[i])->a++;
+    take_next(mem, c);
+    nextok__free(mem, c->ring);
+    c->ring = r;
+    c->ring_cap = c->next_ring_cap;
+    c->next_ring = NULL;
+    c->next_ring_cap = 0;
+    c->head = 0;
+    c->count = total;
+    c->n_prompt = m;
+}
+
+/* Other scopes: keep the output counts, replace the prompt counts. */
+static void counts_set_prompt(const struct nextok__mem *mem, struct pen_ctx *c, const int32_t *ids,
+                              size_t n)
+{
+    struct pen_map *g = &c->next_map;
+    map_clear(g);
     for (size_t i = 0; i < map_cap(&c->map); i++)
-        if (c->map.slot[i].b > 0) map_get(&g, c->map.slot[i].id)->b = c->map.slot[i].b;
-    for (size_t i = 0; i < n; i++) map_get(&g, ids[i])->a++;
-    free(c->map.slot);
-    c->map = g;
-    return NEXTOK_OK;
+        if (c->map.slot[i].b > 0) map_get(g, c->map.slot[i].id)->b = c->map.slot[i].b;
+    for (size_t i = 0; i < n; i++) map_get(g, ids[i])->a++;
+    take_next(mem, c);
+}
+
+static nextok_status pen_reserve_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
+{
+    struct pen_ctx *c = s->ctx;
+    NEXTOK_FORWARD(nextok__proc_check_prompt(s, c->p.n_vocab, ids, n));
+    if (!pen_active(&c->p) || prompt_room(&s->mem, c, n) == NEXTOK_OK) return NEXTOK_OK;
+    return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
+                                    "penalties: out of memory for a %zu-token prompt", n);
 }
 
 static nextok_status pen_set_prompt(struct nextok_sampler *s, const int32_t *ids, size_t n)
 {
     struct pen_ctx *c = s->ctx;
-    NEXTOK_FORWARD(nextok__proc_check_prompt(s, c->p.n_vocab, ids, n));
+    NEXTOK_FORWARD(pen_reserve_prompt(s, ids, n));
     if (!pen_active(&c->p)) return NEXTOK_OK;
-    nextok_status rc = c->p.scope == NEXTOK_SCOPE_WINDOW ? window_set_prompt(c, ids, n)
-                                                          : counts_set_prompt(c, ids, n);
-    if (rc != NEXTOK_OK)
-        return nextok_sampler_set_error(s, rc, "penalties: out of memory for a %zu-token prompt", n);
+    if (c->p.scope == NEXTOK_SCOPE_WINDOW)
+        window_set_prompt(&s->mem, c, ids, n);
+    else
+        counts_set_prompt(&s->mem, c, ids, n);
     return NEXTOK_OK;
 }
 
@@ -320,32 +403,35 @@ static void pen_reset(struct nextok_sampler *s)
     c->head = c->count = c->n_prompt = 0;
 }
 
-static void pen_free(struct nextok_sampler *s)
+static void pen_free_ctx(const struct nextok__mem *mem, struct pen_ctx *c)
 {
-    struct pen_ctx *c = s->ctx;
     if (!c) return;
-    free(c->map.slot);
-    free(c->ring);
-    free(c);
+    nextok__free(mem, c->map.slot);
+    nextok__free(mem, c->ring);
+    nextok__free(mem, c->next_map.slot);
+    nextok__free(mem, c->next_ring);
+    nextok__free(mem, c);
 }
+
+static void pen_free(struct nextok_sampler *s) { pen_free_ctx(&s->mem, s->ctx); }
 
 static nextok_status pen_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
+    const struct nextok__mem *mem = &s->mem;
     const struct pen_ctx *c = s->ctx;
-    struct pen_ctx *d = malloc(sizeof *d);
+    struct pen_ctx *d = nextok__alloc(mem, sizeof *d);
     if (!d) return NEXTOK_ERR_NOMEM;
     *d = *c;
-    d->map.slot = malloc(map_cap(&c->map) * sizeof *d->map.slot);
-    d->ring = c->ring_cap ? malloc(c->ring_cap * sizeof *d->ring) : NULL;
+    d->next_map = (struct pen_map){NULL, 0, 0}; /* not state: the clone allocates its own */
+    d->next_ring = NULL;
+    d->next_ring_cap = 0;
+    d->map.slot = nextok__memdup(mem, c->map.slot, map_cap(&c->map) * sizeof *d->map.slot);
+    d->ring = c->ring_cap ? nextok__memdup(mem, c->ring, c->ring_cap * sizeof *d->ring) : NULL;
     if (!d->map.slot || (c->ring_cap && !d->ring)) {
-        free(d->map.slot);
-        free(d->ring);
-        free(d);
+        pen_free_ctx(mem, d);
         return NEXTOK_ERR_NOMEM;
     }
-    memcpy(d->map.slot, c->map.slot, map_cap(&c->map) * sizeof *d->map.slot);
-    if (c->ring_cap) memcpy(d->ring, c->ring, c->ring_cap * sizeof *d->ring);
-    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
+    return nextok__builtin_new(out, mem, s->iface, (enum nextok__kind)s->kind, s->ops, d, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_penalties = {
@@ -386,20 +472,28 @@ static nextok_status check_params(const struct nextok_penalty_params *p, struct 
     return NEXTOK_OK;
 }
 
-nextok_status nextok_sampler_init_penalties(struct nextok_sampler **out,
-                                            const struct nextok_penalty_params *params,
-                                            struct nextok_error *err)
+nextok_status nextok__init_penalties(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                     const struct nextok_penalty_params *params,
+                                     struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(check_params(params, err));
-    struct pen_ctx *c = calloc(1, sizeof *c);
-    if (!c || map_init(&c->map, 8) != NEXTOK_OK) {
-        free(c);
+    struct pen_ctx *c = nextok__calloc(mem, 1, sizeof *c);
+    if (!c || map_init(mem, &c->map, 8) != NEXTOK_OK) {
+        nextok__free(mem, c);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating penalties");
     }
     c->p = *params;
-    return nextok__builtin_new(out, &nextok__iface_penalties, NEXTOK__K_PENALTIES, &penalties_ops, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_penalties, NEXTOK__K_PENALTIES,
+                               &penalties_ops, c, err);
+}
+
+nextok_status nextok_sampler_init_penalties(struct nextok_sampler **out,
+                                            const struct nextok_penalty_params *params,
+                                            struct nextok_error *err)
+{
+    return nextok__init_penalties(out, &nextok__mem_libc, params, err);
 }
 
 size_t nextok__penalties_touched(const struct nextok_sampler *s, int32_t *ids, size_t cap)

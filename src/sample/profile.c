@@ -2,7 +2,7 @@
  * Profiles: build a whole chain from nextok_sampling_params in the order of
  * vLLM, HF transformers or llama.cpp (docs/semantics.md, "Profiles").
  */
-#include "builtin.h"
+#include "chain_internal.h"
 
 #include <stdio.h>
 
@@ -174,23 +174,30 @@ static nextok_status add_masks(struct nextok_chain *c, const struct nextok_sampl
 {
     struct nextok_sampler *s = NULL;
     if (p->token_bitmask)
-        NEXTOK_FORWARD(add(c, nextok_sampler_init_token_bitmask(&s, p->n_vocab, err), &s,
+        NEXTOK_FORWARD(add(c, nextok__init_token_bitmask(&s, &c->mem, p->n_vocab, err), &s,
                            "token_bitmask", err));
     if (p->n_logit_bias)
-        NEXTOK_FORWARD(add(c, nextok_sampler_init_logit_bias(&s, p->n_vocab, p->logit_bias,
-                                                             p->n_logit_bias, err), &s, "logit_bias", err));
+        NEXTOK_FORWARD(add(
+            c,
+            nextok__init_logit_bias(&s, &c->mem, p->n_vocab, p->logit_bias, p->n_logit_bias, err),
+            &s, "logit_bias", err));
     if (p->allowed_ids)
-        NEXTOK_FORWARD(add(c, nextok_sampler_init_allowed(&s, p->n_vocab, p->allowed_ids,
-                                                          p->n_allowed, err), &s, "allowed_ids", err));
+        NEXTOK_FORWARD(
+            add(c, nextok__init_allowed(&s, &c->mem, p->n_vocab, p->allowed_ids, p->n_allowed, err),
+                &s, "allowed_ids", err));
     if (p->n_banned)
-        NEXTOK_FORWARD(add(c, nextok_sampler_init_banned(&s, p->n_vocab, p->banned_ids,
-                                                         p->n_banned, err), &s, "banned_ids", err));
+        NEXTOK_FORWARD(
+            add(c, nextok__init_banned(&s, &c->mem, p->n_vocab, p->banned_ids, p->n_banned, err),
+                &s, "banned_ids", err));
     if (p->min_tokens > 0 && p->n_eog)
-        NEXTOK_FORWARD(add(c, nextok_sampler_init_min_tokens(&s, p->n_vocab, p->min_tokens,
-                                                             p->eog_ids, p->n_eog, err), &s, "min_tokens", err));
+        NEXTOK_FORWARD(add(c,
+                           nextok__init_min_tokens(&s, &c->mem, p->n_vocab, p->min_tokens,
+                                                   p->eog_ids, p->n_eog, err),
+                           &s, "min_tokens", err));
     if (p->no_repeat_ngram > 0)
-        NEXTOK_FORWARD(add(c, nextok_sampler_init_no_repeat_ngram(&s, p->n_vocab, p->no_repeat_ngram,
-                                                                  err), &s, "no_repeat_ngram", err));
+        NEXTOK_FORWARD(
+            add(c, nextok__init_no_repeat_ngram(&s, &c->mem, p->n_vocab, p->no_repeat_ngram, err),
+                &s, "no_repeat_ngram", err));
     return NEXTOK_OK;
 }
 
@@ -212,7 +219,7 @@ static nextok_status add_penalties(struct nextok_chain *c, const struct nextok_s
     pp.frequency = p->frequency_penalty;
     pp.presence = p->presence_penalty;
     struct nextok_sampler *s = NULL;
-    return add(c, nextok_sampler_init_penalties(&s, &pp, err), &s, "penalties", err);
+    return add(c, nextok__init_penalties(&s, &c->mem, &pp, err), &s, "penalties", err);
 }
 
 /* Name the nextok_sampling_params field in a DRY constructor message
@@ -248,7 +255,7 @@ static nextok_status add_dry(struct nextok_chain *c, const struct nextok_samplin
     dp.n_breakers = p->dry_n_breakers;
     struct nextok_sampler *s = NULL;
     struct nextok_error inner = {NEXTOK_OK, ""};
-    nextok_status rc = nextok_sampler_init_dry(&s, &dp, &inner);
+    nextok_status rc = nextok__init_dry(&s, &c->mem, &dp, &inner);
     if (rc != NEXTOK_OK) return dry_error(rc, &inner, err);
     return add(c, rc, &s, "dry", err);
 }
@@ -258,10 +265,12 @@ static nextok_status add_temperature(struct nextok_chain *c, const struct nextok
 {
     struct nextok_sampler *s = NULL;
     if (p->profile == NEXTOK_PROFILE_LLAMA && p->dynatemp_range > 0)
-        return add(c, nextok_sampler_init_temp_ext(&s, p->temperature, p->dynatemp_range,
-                                                   p->dynatemp_exponent, err), &s, "dynatemp", err);
+        return add(c,
+                   nextok__init_temp_ext(&s, &c->mem, p->temperature, p->dynatemp_range,
+                                         p->dynatemp_exponent, err),
+                   &s, "dynatemp", err);
     if (p->temperature == 1.0f) return NEXTOK_OK;
-    return add(c, nextok_sampler_init_temp(&s, p->temperature, err), &s, "temperature", err);
+    return add(c, nextok__init_temp(&s, &c->mem, p->temperature, err), &s, "temperature", err);
 }
 
 /* Stage names (llama.cpp's --samplers names plus aliases). */
@@ -292,31 +301,38 @@ static nextok_status add_stage(struct nextok_chain *c, enum stage st,
     case ST_TEMPERATURE: return add_temperature(c, p, err);
     case ST_TOP_N_SIGMA:
         if (p->top_n_sigma <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_top_n_sigma(&s, p->top_n_sigma, err), &s, "top_n_sigma", err);
+        return add(c, nextok__init_top_n_sigma(&s, &c->mem, p->top_n_sigma, err), &s, "top_n_sigma",
+                   err);
     case ST_TOP_K:
         if (p->top_k <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_top_k(&s, p->top_k, p->top_k_ties, err), &s, "top_k", err);
+        return add(c, nextok__init_top_k(&s, &c->mem, p->top_k, p->top_k_ties, err), &s, "top_k",
+                   err);
     case ST_TYPICAL:
         if (p->typical_p >= 1) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_typical(&s, p->typical_p, p->min_keep, err), &s, "typical_p", err);
+        return add(c, nextok__init_typical(&s, &c->mem, p->typical_p, p->min_keep, err), &s,
+                   "typical_p", err);
     case ST_TOP_P:
         if (p->top_p >= 1) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_top_p(&s, p->top_p, p->top_k_ties, p->min_keep, err), &s,
-                   "top_p", err);
+        return add(c, nextok__init_top_p(&s, &c->mem, p->top_p, p->top_k_ties, p->min_keep, err),
+                   &s, "top_p", err);
     case ST_MIN_P:
         if (p->min_p <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_min_p(&s, p->min_p, p->min_keep, err), &s, "min_p", err);
+        return add(c, nextok__init_min_p(&s, &c->mem, p->min_p, p->min_keep, err), &s, "min_p",
+                   err);
     case ST_XTC:
         if (p->xtc_probability <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_xtc(&s, p->xtc_probability, p->xtc_threshold, p->min_keep,
-                                              p->seed, err), &s, "xtc", err);
+        return add(c,
+                   nextok__init_xtc(&s, &c->mem, p->xtc_probability, p->xtc_threshold, p->min_keep,
+                                    p->seed, err),
+                   &s, "xtc", err);
     case ST_EPSILON:
         if (p->epsilon_cutoff <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_epsilon(&s, p->epsilon_cutoff, p->min_keep, err), &s,
+        return add(c, nextok__init_epsilon(&s, &c->mem, p->epsilon_cutoff, p->min_keep, err), &s,
                    "epsilon_cutoff", err);
     case ST_ETA:
         if (p->eta_cutoff <= 0) return NEXTOK_OK;
-        return add(c, nextok_sampler_init_eta(&s, p->eta_cutoff, p->min_keep, err), &s, "eta_cutoff", err);
+        return add(c, nextok__init_eta(&s, &c->mem, p->eta_cutoff, p->min_keep, err), &s,
+                   "eta_cutoff", err);
     case ST_COUNT: break;
     }
     return NEXTOK_OK;
@@ -377,16 +393,20 @@ static nextok_status add_selector(struct nextok_chain *c, const struct nextok_sa
 {
     struct nextok_sampler *s = NULL;
     if (p->mirostat == 1)
-        return add(c, nextok_sampler_init_mirostat(&s, p->n_vocab, p->seed, p->mirostat_tau,
-                                                   p->mirostat_eta, 100, err), &s, "mirostat", err);
+        return add(c,
+                   nextok__init_mirostat(&s, &c->mem, p->n_vocab, p->seed, p->mirostat_tau,
+                                         p->mirostat_eta, 100, err),
+                   &s, "mirostat", err);
     if (p->mirostat == 2)
-        return add(c, nextok_sampler_init_mirostat_v2(&s, p->seed, p->mirostat_tau, p->mirostat_eta,
-                                                      err), &s, "mirostat", err);
+        return add(
+            c,
+            nextok__init_mirostat_v2(&s, &c->mem, p->seed, p->mirostat_tau, p->mirostat_eta, err),
+            &s, "mirostat", err);
     if (p->temperature <= 0 || p->selector == NEXTOK_SELECTOR_GREEDY)
-        return add(c, nextok_sampler_init_greedy(&s, err), &s, "selector", err);
+        return add(c, nextok__init_greedy(&s, &c->mem, err), &s, "selector", err);
     if (p->selector == NEXTOK_SELECTOR_GUMBEL)
-        return add(c, nextok_sampler_init_gumbel(&s, p->seed, err), &s, "selector", err);
-    return add(c, nextok_sampler_init_dist(&s, p->seed, err), &s, "selector", err);
+        return add(c, nextok__init_gumbel(&s, &c->mem, p->seed, err), &s, "selector", err);
+    return add(c, nextok__init_dist(&s, &c->mem, p->seed, err), &s, "selector", err);
 }
 
 /* Stages of the chain proper (between the masks and the selector). */
@@ -429,6 +449,7 @@ nextok_status nextok_chain_init_sampling(struct nextok_chain **out,
     struct nextok_chain_params cp = nextok_chain_default_params();
     cp.n_vocab = p.n_vocab;
     cp.nan_policy = p.nan_policy;
+    cp.allocator = p.allocator; /* the chain's; its samplers are built with c->mem */
     struct nextok_chain *c;
     NEXTOK_FORWARD(nextok_chain_init(&c, &cp, err));
     nextok_status rc = add_masks(c, &p, err);

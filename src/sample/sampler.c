@@ -3,14 +3,15 @@
 
 #include <stdio.h>
 
-nextok_status nextok__builtin_new(struct nextok_sampler **out, const struct nextok_sampler_i *iface,
-                                  enum nextok__kind kind, const struct nextok__stage_ops *ops,
-                                  void *ctx, struct nextok_error *err)
+nextok_status nextok__builtin_new(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                  const struct nextok_sampler_i *iface, enum nextok__kind kind,
+                                  const struct nextok__stage_ops *ops, void *ctx,
+                                  struct nextok_error *err)
 {
-    struct nextok_sampler *s = calloc(1, sizeof *s);
+    struct nextok_sampler *s = nextok__calloc(mem, 1, sizeof *s);
     if (!s) {
         if (iface->free) {
-            struct nextok_sampler tmp = {iface, ctx, 0, NULL, {0}};
+            struct nextok_sampler tmp = {iface, ctx, (int)kind, ops, *mem, {0}};
             iface->free(&tmp);
         }
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory creating sampler %s",
@@ -20,6 +21,7 @@ nextok_status nextok__builtin_new(struct nextok_sampler **out, const struct next
     s->ctx = ctx;
     s->kind = (int)kind;
     s->ops = ops;
+    s->mem = *mem;
     *out = s;
     return NEXTOK_OK;
 }
@@ -30,7 +32,7 @@ nextok_status nextok_sampler_init(struct nextok_sampler **out, const struct next
     if (!out) return NEXTOK_ERR_INVALID_ARG;
     *out = NULL;
     if (!iface || !iface->apply) return NEXTOK_ERR_INVALID_ARG;
-    return nextok__builtin_new(out, iface, NEXTOK__K_USER, NULL, ctx, NULL);
+    return nextok__builtin_new(out, &nextok__mem_libc, iface, NEXTOK__K_USER, NULL, ctx, NULL);
 }
 
 void *nextok_sampler_ctx(const struct nextok_sampler *s) { return s ? s->ctx : NULL; }
@@ -96,24 +98,34 @@ nextok_status nextok_sampler_clone(const struct nextok_sampler *s, struct nextok
 {
     if (!s || !out) return NEXTOK_ERR_INVALID_ARG;
     *out = NULL;
-    if (!s->iface->clone) return NEXTOK_ERR_UNSUPPORTED;
-    return s->iface->clone(s, out);
+    struct nextok_sampler *m = (struct nextok_sampler *)s; /* for the message only */
+    if (!s->iface->clone)
+        return nextok_sampler_set_error(m, NEXTOK_ERR_UNSUPPORTED, "%s: cannot be cloned",
+                                        nextok_sampler_name(s));
+    nextok_status rc = s->iface->clone(s, out);
+    if (rc != NEXTOK_OK) {
+        /* the message goes on the original: the caller has no other handle */
+        *out = NULL;
+        nextok_sampler_set_error(m, rc, "%s: clone failed: %s", nextok_sampler_name(s),
+                                 nextok_strerror(rc));
+    }
+    return rc;
 }
 
 void nextok_sampler_free(struct nextok_sampler *s)
 {
     if (!s) return;
     if (s->iface->free) s->iface->free(s);
-    free(s);
+    const struct nextok__mem mem = s->mem;
+    nextok__free(&mem, s);
 }
 
 nextok_status nextok__clone_params(const struct nextok_sampler *s, size_t size,
                                    struct nextok_sampler **out)
 {
-    void *c = malloc(size);
+    void *c = nextok__memdup(&s->mem, s->ctx, size);
     if (!c) return NEXTOK_ERR_NOMEM;
-    memcpy(c, s->ctx, size);
-    return nextok__builtin_new(out, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
+    return nextok__builtin_new(out, &s->mem, s->iface, (enum nextok__kind)s->kind, s->ops, c, NULL);
 }
 
-void nextok__free_ctx(struct nextok_sampler *s) { free(s->ctx); }
+void nextok__free_ctx(struct nextok_sampler *s) { nextok__free(&s->mem, s->ctx); }

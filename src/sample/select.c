@@ -12,6 +12,7 @@
 /* ---- id-order categorical draw (also used by mirostat.c) ----------------- */
 
 struct nextok__catdraw {
+    struct nextok__mem mem;
     uint64_t *key; /* (id << 32) | index into cur->data */
     uint64_t *tmp; /* radix-sort buffer */
     int32_t *ids;  /* ids ascending */
@@ -25,20 +26,22 @@ struct nextok__catdraw {
 
 static void catdraw_release(struct nextok__catdraw *d)
 {
-    free(d->key);
-    free(d->tmp);
-    free(d->ids);
-    free(d->x);
-    free(d->w);
-    free(d->bsum);
-    free(d->bstart);
+    const struct nextok__mem *m = &d->mem;
+    nextok__free(m, d->key);
+    nextok__free(m, d->tmp);
+    nextok__free(m, d->ids);
+    nextok__free(m, d->x);
+    nextok__free(m, d->w);
+    nextok__free(m, d->bsum);
+    nextok__free(m, d->bstart);
 }
 
 void nextok__catdraw_free(struct nextok__catdraw *d)
 {
     if (!d) return;
     catdraw_release(d);
-    free(d);
+    const struct nextok__mem mem = d->mem;
+    nextok__free(&mem, d);
 }
 
 static bool catdraw_reserve(struct nextok__catdraw *d, size_t n)
@@ -47,13 +50,15 @@ static bool catdraw_reserve(struct nextok__catdraw *d, size_t n)
     size_t cap = d->cap ? d->cap : 64;
     while (cap < n) cap *= 2;
     if (cap > SIZE_MAX / sizeof(uint64_t)) return false;
-    struct nextok__catdraw g = {.key = malloc(cap * sizeof(uint64_t)),
-                                .tmp = malloc(cap * sizeof(uint64_t)),
-                                .ids = malloc(cap * sizeof(int32_t)),
-                                .x = malloc(cap * sizeof(float)),
-                                .w = malloc(cap * sizeof(float)),
-                                .bsum = malloc(cap * sizeof(double)),
-                                .bstart = malloc(cap * sizeof(size_t)),
+    const struct nextok__mem *m = &d->mem;
+    struct nextok__catdraw g = {.mem = *m,
+                                .key = nextok__alloc_array(m, cap, sizeof(uint64_t)),
+                                .tmp = nextok__alloc_array(m, cap, sizeof(uint64_t)),
+                                .ids = nextok__alloc_array(m, cap, sizeof(int32_t)),
+                                .x = nextok__alloc_array(m, cap, sizeof(float)),
+                                .w = nextok__alloc_array(m, cap, sizeof(float)),
+                                .bsum = nextok__alloc_array(m, cap, sizeof(double)),
+                                .bstart = nextok__alloc_array(m, cap, sizeof(size_t)),
                                 .cap = cap};
     if (!g.key || !g.tmp || !g.ids || !g.x || !g.w || !g.bsum || !g.bstart) {
         catdraw_release(&g);
@@ -64,12 +69,15 @@ static bool catdraw_reserve(struct nextok__catdraw *d, size_t n)
     return true;
 }
 
-/* A scratch with room for `reserve` candidates (0: grown on first use). */
-struct nextok__catdraw *nextok__catdraw_new(size_t reserve)
+/* A scratch with room for `reserve` candidates (0: grown on first use),
+ * allocated (then and as it grows) with mem. */
+struct nextok__catdraw *nextok__catdraw_new(const struct nextok__mem *mem, size_t reserve)
 {
-    struct nextok__catdraw *d = calloc(1, sizeof *d);
-    if (d && reserve && !catdraw_reserve(d, reserve)) {
-        free(d);
+    struct nextok__catdraw *d = nextok__calloc(mem, 1, sizeof *d);
+    if (!d) return NULL;
+    d->mem = *mem;
+    if (reserve && !catdraw_reserve(d, reserve)) {
+        nextok__free(mem, d);
         return NULL;
     }
     return d;
@@ -224,8 +232,8 @@ static const char *greedy_name(const struct nextok_sampler *s)
 
 static nextok_status greedy_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
-    (void)s;
-    return nextok__builtin_new(out, &nextok__iface_greedy, NEXTOK__K_GREEDY, NULL, NULL, NULL);
+    return nextok__builtin_new(out, &s->mem, &nextok__iface_greedy, NEXTOK__K_GREEDY, NULL, NULL,
+                               NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_greedy = {
@@ -234,11 +242,17 @@ const struct nextok_sampler_i nextok__iface_greedy = {
     .clone = greedy_clone,
 };
 
-nextok_status nextok_sampler_init_greedy(struct nextok_sampler **out, struct nextok_error *err)
+nextok_status nextok__init_greedy(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                  struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
-    return nextok__builtin_new(out, &nextok__iface_greedy, NEXTOK__K_GREEDY, NULL, NULL, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_greedy, NEXTOK__K_GREEDY, NULL, NULL, err);
+}
+
+nextok_status nextok_sampler_init_greedy(struct nextok_sampler **out, struct nextok_error *err)
+{
+    return nextok__init_greedy(out, &nextok__mem_libc, err);
 }
 
 /* ---- dist ------------------------------------------------------------------- */
@@ -270,17 +284,17 @@ static void dist_free(struct nextok_sampler *s)
     struct dist_ctx *c = s->ctx;
     if (!c) return;
     nextok__catdraw_free(c->draw);
-    free(c);
+    nextok__free(&s->mem, c);
 }
 
-static struct dist_ctx *dist_ctx_new(uint64_t seed)
+static struct dist_ctx *dist_ctx_new(const struct nextok__mem *mem, uint64_t seed)
 {
-    struct dist_ctx *c = malloc(sizeof *c);
+    struct dist_ctx *c = nextok__alloc(mem, sizeof *c);
     if (!c) return NULL;
     c->p.seed = seed;
-    c->draw = nextok__catdraw_new(0);
+    c->draw = nextok__catdraw_new(mem, 0);
     if (!c->draw) {
-        free(c);
+        nextok__free(mem, c);
         return NULL;
     }
     return c;
@@ -289,9 +303,9 @@ static struct dist_ctx *dist_ctx_new(uint64_t seed)
 static nextok_status dist_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     /* the seed is the whole state; the scratch is not copied */
-    struct dist_ctx *c = dist_ctx_new(((const struct dist_ctx *)s->ctx)->p.seed);
+    struct dist_ctx *c = dist_ctx_new(&s->mem, ((const struct dist_ctx *)s->ctx)->p.seed);
     if (!c) return NEXTOK_ERR_NOMEM;
-    return nextok__builtin_new(out, &nextok__iface_dist, NEXTOK__K_DIST, NULL, c, NULL);
+    return nextok__builtin_new(out, &s->mem, &nextok__iface_dist, NEXTOK__K_DIST, NULL, c, NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_dist = {
@@ -301,14 +315,20 @@ const struct nextok_sampler_i nextok__iface_dist = {
     .free = dist_free,
 };
 
-nextok_status nextok_sampler_init_dist(struct nextok_sampler **out, uint64_t seed,
-                                       struct nextok_error *err)
+nextok_status nextok__init_dist(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                uint64_t seed, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
-    struct dist_ctx *c = dist_ctx_new(nextok__resolve_seed(seed));
+    struct dist_ctx *c = dist_ctx_new(mem, nextok__resolve_seed(seed));
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "dist: out of memory");
-    return nextok__builtin_new(out, &nextok__iface_dist, NEXTOK__K_DIST, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_dist, NEXTOK__K_DIST, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_dist(struct nextok_sampler **out, uint64_t seed,
+                                       struct nextok_error *err)
+{
+    return nextok__init_dist(out, &nextok__mem_libc, seed, err);
 }
 
 /* ---- gumbel ----------------------------------------------------------------- */
@@ -357,13 +377,19 @@ const struct nextok_sampler_i nextok__iface_gumbel = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok_sampler_init_gumbel(struct nextok_sampler **out, uint64_t seed,
-                                         struct nextok_error *err)
+nextok_status nextok__init_gumbel(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                  uint64_t seed, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
-    struct nextok__p_seed *c = malloc(sizeof *c);
+    struct nextok__p_seed *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "gumbel: out of memory");
     c->seed = nextok__resolve_seed(seed);
-    return nextok__builtin_new(out, &nextok__iface_gumbel, NEXTOK__K_GUMBEL, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_gumbel, NEXTOK__K_GUMBEL, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_gumbel(struct nextok_sampler **out, uint64_t seed,
+                                         struct nextok_error *err)
+{
+    return nextok__init_gumbel(out, &nextok__mem_libc, seed, err);
 }

@@ -82,16 +82,22 @@ const struct nextok_sampler_i nextok__iface_temp = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok_sampler_init_temp(struct nextok_sampler **out, float t,
-                                       struct nextok_error *err)
+nextok_status nextok__init_temp(struct nextok_sampler **out, const struct nextok__mem *mem, float t,
+                                struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(nextok__check_finite(t, "temperature", err));
-    struct nextok__p_temp *c = malloc(sizeof *c);
+    struct nextok__p_temp *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "temp: out of memory");
     c->t = t;
-    return nextok__builtin_new(out, &nextok__iface_temp, NEXTOK__K_TEMP, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_temp, NEXTOK__K_TEMP, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_temp(struct nextok_sampler **out, float t,
+                                       struct nextok_error *err)
+{
+    return nextok__init_temp(out, &nextok__mem_libc, t, err);
 }
 
 /* ---- temp_ext -------------------------------------------------------------- */
@@ -142,8 +148,8 @@ const struct nextok_sampler_i nextok__iface_temp_ext = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok_sampler_init_temp_ext(struct nextok_sampler **out, float t, float range,
-                                           float exponent, struct nextok_error *err)
+nextok_status nextok__init_temp_ext(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                    float t, float range, float exponent, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -152,8 +158,14 @@ nextok_status nextok_sampler_init_temp_ext(struct nextok_sampler **out, float t,
                      "dynatemp_range: must be finite and >= 0, got %g", (double)range);
     NEXTOK_RETURN_IF(!(exponent >= 0.0f && isfinite(exponent)), err, NEXTOK_ERR_INVALID_ARG,
                      "dynatemp_exponent: must be finite and >= 0, got %g", (double)exponent);
-    struct nextok__p_temp_ext *c = malloc(sizeof *c);
+    struct nextok__p_temp_ext *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "temp_ext: out of memory");
     *c = (struct nextok__p_temp_ext){t, range, exponent};
-    return nextok__builtin_new(out, &nextok__iface_temp_ext, NEXTOK__K_TEMP_EXT, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_temp_ext, NEXTOK__K_TEMP_EXT, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_temp_ext(struct nextok_sampler **out, float t, float range,
+                                           float exponent, struct nextok_error *err)
+{
+    return nextok__init_temp_ext(out, &nextok__mem_libc, t, range, exponent, err);
 }

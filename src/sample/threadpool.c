@@ -75,8 +75,8 @@ static void destroy(struct nextok_threadpool *p)
     pthread_cond_destroy(&p->cv_work);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->run_mu);
-    free(p->workers);
-    free(p);
+    nextok__free(&nextok__mem_libc, p->workers);
+    nextok__free(&nextok__mem_libc, p);
 }
 
 nextok_status nextok_threadpool_init(struct nextok_threadpool **out, size_t n_threads)
@@ -85,10 +85,11 @@ nextok_status nextok_threadpool_init(struct nextok_threadpool **out, size_t n_th
     *out = NULL;
     if (n_threads == 0) n_threads = online_cpus();
     if (n_threads > 1024) return NEXTOK_ERR_INVALID_ARG;
-    struct nextok_threadpool *p = calloc(1, sizeof *p);
+    /* a pool takes no allocator (nextok.h): the C library's */
+    struct nextok_threadpool *p = nextok__calloc(&nextok__mem_libc, 1, sizeof *p);
     if (!p) return NEXTOK_ERR_NOMEM;
     p->n_threads = n_threads;
-    p->workers = calloc(n_threads, sizeof *p->workers);
+    p->workers = nextok__calloc(&nextok__mem_libc, n_threads, sizeof *p->workers);
     pthread_mutex_init(&p->run_mu, NULL);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv_work, NULL);

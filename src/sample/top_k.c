@@ -64,15 +64,21 @@ const struct nextok_sampler_i nextok__iface_top_k = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok_sampler_init_top_k(struct nextok_sampler **out, int32_t k,
-                                        enum nextok_ties ties, struct nextok_error *err)
+nextok_status nextok__init_top_k(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                 int32_t k, enum nextok_ties ties, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(ties != NEXTOK_TIES_KEEP && ties != NEXTOK_TIES_EXACT, err,
                      NEXTOK_ERR_INVALID_ARG, "ties: unknown value %d", (int)ties);
-    struct nextok__p_top_k *c = malloc(sizeof *c);
+    struct nextok__p_top_k *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "top_k: out of memory");
     *c = (struct nextok__p_top_k){k, ties};
-    return nextok__builtin_new(out, &nextok__iface_top_k, NEXTOK__K_TOP_K, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_top_k, NEXTOK__K_TOP_K, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_top_k(struct nextok_sampler **out, int32_t k,
+                                        enum nextok_ties ties, struct nextok_error *err)
+{
+    return nextok__init_top_k(out, &nextok__mem_libc, k, ties, err);
 }

@@ -53,14 +53,21 @@ const struct nextok_sampler_i nextok__iface_top_n_sigma = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok_sampler_init_top_n_sigma(struct nextok_sampler **out, float n,
-                                              struct nextok_error *err)
+nextok_status nextok__init_top_n_sigma(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                       float n, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(nextok__check_finite(n, "top_n_sigma", err));
-    struct nextok__p_sigma *c = malloc(sizeof *c);
+    struct nextok__p_sigma *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "top_n_sigma: out of memory");
     c->n = n;
-    return nextok__builtin_new(out, &nextok__iface_top_n_sigma, NEXTOK__K_TOP_N_SIGMA, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_top_n_sigma, NEXTOK__K_TOP_N_SIGMA, NULL, c,
+                               err);
+}
+
+nextok_status nextok_sampler_init_top_n_sigma(struct nextok_sampler **out, float n,
+                                              struct nextok_error *err)
+{
+    return nextok__init_top_n_sigma(out, &nextok__mem_libc, n, err);
 }

@@ -129,9 +129,9 @@ const struct nextok_sampler_i nextok__iface_top_p = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok_sampler_init_top_p(struct nextok_sampler **out, float p,
-                                        enum nextok_ties ties, size_t min_keep,
-                                        struct nextok_error *err)
+nextok_status nextok__init_top_p(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                 float p, enum nextok_ties ties, size_t min_keep,
+                                 struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -139,8 +139,14 @@ nextok_status nextok_sampler_init_top_p(struct nextok_sampler **out, float p,
                      "top_p: must be in (0, 1], got %g", (double)p);
     NEXTOK_RETURN_IF(ties != NEXTOK_TIES_KEEP && ties != NEXTOK_TIES_EXACT, err,
                      NEXTOK_ERR_INVALID_ARG, "ties: unknown value %d", (int)ties);
-    struct nextok__p_top_p *c = malloc(sizeof *c);
+    struct nextok__p_top_p *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "top_p: out of memory");
     *c = (struct nextok__p_top_p){p, ties, min_keep};
-    return nextok__builtin_new(out, &nextok__iface_top_p, NEXTOK__K_TOP_P, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_top_p, NEXTOK__K_TOP_P, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_top_p(struct nextok_sampler **out, float p, enum nextok_ties ties,
+                                        size_t min_keep, struct nextok_error *err)
+{
+    return nextok__init_top_p(out, &nextok__mem_libc, p, ties, min_keep, err);
 }

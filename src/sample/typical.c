@@ -74,13 +74,13 @@ static int cmp_idx(const void *pa, const void *pb)
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-static bool typ_reserve(struct typ_ctx *c, size_t n)
+static bool typ_reserve(const struct nextok__mem *mem, struct typ_ctx *c, size_t n)
 {
     if (n <= c->cap) return true;
     size_t cap = c->cap ? c->cap : 64;
     while (cap < n) cap *= 2;
     if (cap > SIZE_MAX / sizeof *c->ws) return false;
-    struct typ_entry *ws = realloc(c->ws, cap * sizeof *ws);
+    struct typ_entry *ws = nextok__realloc(mem, c->ws, cap * sizeof *ws);
     if (!ws) return false;
     c->ws = ws;
     c->cap = cap;
@@ -161,7 +161,7 @@ static nextok_status typical_apply(struct nextok_sampler *s, struct nextok_token
     if (c->p.p >= 1.0f || cur->size <= 1) return NEXTOK_OK;
     const size_t mk = c->p.min_keep ? c->p.min_keep : 1;
     if (mk >= cur->size) return NEXTOK_OK;
-    if (!typ_reserve(c, cur->size))
+    if (!typ_reserve(&s->mem, c, cur->size))
         return nextok_sampler_set_error(s, NEXTOK_ERR_NOMEM,
                                         "typical: out of memory for %zu candidates", cur->size);
     typ_weights(cur, c->ws);
@@ -192,17 +192,18 @@ static void typical_free(struct nextok_sampler *s)
 {
     struct typ_ctx *c = s->ctx;
     if (!c) return;
-    free(c->ws);
-    free(c);
+    nextok__free(&s->mem, c->ws);
+    nextok__free(&s->mem, c);
 }
 
 static nextok_status typical_clone(const struct nextok_sampler *s, struct nextok_sampler **out)
 {
     const struct typ_ctx *src = s->ctx;
-    struct typ_ctx *c = calloc(1, sizeof *c);
+    struct typ_ctx *c = nextok__calloc(&s->mem, 1, sizeof *c);
     if (!c) return NEXTOK_ERR_NOMEM;
     c->p = src->p; /* the scratch is not state: the clone grows its own */
-    return nextok__builtin_new(out, &nextok__iface_typical, NEXTOK__K_TYPICAL, NULL, c, NULL);
+    return nextok__builtin_new(out, &s->mem, &nextok__iface_typical, NEXTOK__K_TYPICAL, NULL, c,
+                               NULL);
 }
 
 const struct nextok_sampler_i nextok__iface_typical = {
@@ -212,15 +213,21 @@ const struct nextok_sampler_i nextok__iface_typical = {
     .free = typical_free,
 };
 
-nextok_status nextok_sampler_init_typical(struct nextok_sampler **out, float p, size_t min_keep,
-                                          struct nextok_error *err)
+nextok_status nextok__init_typical(struct nextok_sampler **out, const struct nextok__mem *mem,
+                                   float p, size_t min_keep, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!(p > 0.0f && p <= 1.0f), err, NEXTOK_ERR_INVALID_ARG,
                      "typical_p: must be in (0, 1], got %g", (double)p);
-    struct typ_ctx *c = calloc(1, sizeof *c);
+    struct typ_ctx *c = nextok__calloc(mem, 1, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "typical: out of memory");
     c->p = (struct nextok__p_typical){p, min_keep};
-    return nextok__builtin_new(out, &nextok__iface_typical, NEXTOK__K_TYPICAL, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_typical, NEXTOK__K_TYPICAL, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_typical(struct nextok_sampler **out, float p, size_t min_keep,
+                                          struct nextok_error *err)
+{
+    return nextok__init_typical(out, &nextok__mem_libc, p, min_keep, err);
 }

@@ -49,9 +49,9 @@ const struct nextok_sampler_i nextok__iface_xtc = {
     .free = nextok__free_ctx,
 };
 
-nextok_status nextok_sampler_init_xtc(struct nextok_sampler **out, float probability,
-                                      float threshold, size_t min_keep, uint64_t seed,
-                                      struct nextok_error *err)
+nextok_status nextok__init_xtc(struct nextok_sampler **out, const struct nextok__mem *mem,
+                               float probability, float threshold, size_t min_keep, uint64_t seed,
+                               struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must be non-NULL");
     *out = NULL;
@@ -59,8 +59,15 @@ nextok_status nextok_sampler_init_xtc(struct nextok_sampler **out, float probabi
                      "xtc_probability: must be in [0, 1], got %g", (double)probability);
     NEXTOK_RETURN_IF(!(threshold >= 0.0f && threshold <= 1.0f), err, NEXTOK_ERR_INVALID_ARG,
                      "xtc_threshold: must be in [0, 1], got %g", (double)threshold);
-    struct nextok__p_xtc *c = malloc(sizeof *c);
+    struct nextok__p_xtc *c = nextok__alloc(mem, sizeof *c);
     NEXTOK_RETURN_IF(!c, err, NEXTOK_ERR_NOMEM, "xtc: out of memory");
     *c = (struct nextok__p_xtc){probability, threshold, min_keep, nextok__resolve_seed(seed)};
-    return nextok__builtin_new(out, &nextok__iface_xtc, NEXTOK__K_XTC, NULL, c, err);
+    return nextok__builtin_new(out, mem, &nextok__iface_xtc, NEXTOK__K_XTC, NULL, c, err);
+}
+
+nextok_status nextok_sampler_init_xtc(struct nextok_sampler **out, float probability,
+                                      float threshold, size_t min_keep, uint64_t seed,
+                                      struct nextok_error *err)
+{
+    return nextok__init_xtc(out, &nextok__mem_libc, probability, threshold, min_keep, seed, err);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 struct nextok_session {
+    struct nextok__mem mem; /* everything the session makes           */
     const struct nextok_vocab *vocab;
     int32_t n_text_ids;            /* ids with a token in the vocabulary       */
     struct nextok_decode_params decode;
@@ -77,11 +78,11 @@ static void add_ids(int32_t *set, size_t *n, const int32_t *ids, size_t k, int32
 
 /* Everything min_tokens must suppress: end-of-generation ids (unless they do
  * not stop anyway) and stop token ids, within the logits row. */
-static int32_t *gated_ids(const struct nextok_stop_params *sp,
+static int32_t *gated_ids(const struct nextok__mem *mem, const struct nextok_stop_params *sp,
                           const struct nextok_sampling_params *smp, size_t *n)
 {
     size_t cap = sp->n_eog + sp->n_stop_ids + smp->n_eog;
-    int32_t *set = malloc((cap ? cap : 1) * sizeof *set);
+    int32_t *set = nextok__alloc_array(mem, cap ? cap : 1, sizeof *set);
     *n = 0;
     if (!set) return NULL;
     if (!sp->ignore_eos) add_ids(set, n, sp->eog_ids, sp->n_eog, smp->n_vocab);
@@ -90,18 +91,26 @@ static int32_t *gated_ids(const struct nextok_stop_params *sp,
     return set;
 }
 
+/* The session's allocator as a hook for the parts it builds. */
+static struct nextok_allocator hook_of(const struct nextok__mem *m)
+{
+    return (struct nextok_allocator){m->alloc, m->realloc, m->free, m->user};
+}
+
 static nextok_status build_chain(struct nextok_session *s, const struct nextok_session_params *p,
                                  const struct nextok_stop_params *sp, struct nextok_error *err)
 {
     struct nextok_sampling_params smp = *p->sampling;
     size_t n_gated = 0;
-    int32_t *ids = gated_ids(sp, p->sampling, &n_gated);
+    int32_t *ids = gated_ids(&s->mem, sp, p->sampling, &n_gated);
     if (!ids) return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory building a session");
+    const struct nextok_allocator a = hook_of(&s->mem);
     smp.min_tokens = sp->min_tokens;
     smp.eog_ids = ids;
     smp.n_eog = n_gated;
+    smp.allocator = &a; /* the session's, not the sampling params' */
     nextok_status rc = nextok_chain_init_sampling(&s->chain, &smp, err);
-    free(ids);
+    nextok__free(&s->mem, ids);
     return rc;
 }
 
@@ -111,10 +120,10 @@ static nextok_status alloc_buffers(struct nextok_session *s)
     if (s->raw_cap == SIZE_MAX || s->raw_cap > SIZE_MAX / 2 - s->stop->hold_cap)
         return NEXTOK_ERR_NOMEM;
     s->text_cap = s->stop->hold_cap + s->raw_cap + 1;
-    s->raw = malloc(s->raw_cap ? s->raw_cap : 1);
-    s->text = malloc(s->text_cap);
-    s->lp = calloc(s->top_n ? s->top_n : 1, sizeof *s->lp);
-    s->top = calloc(s->top_n ? s->top_n : 1, sizeof *s->top);
+    s->raw = nextok__alloc(&s->mem, s->raw_cap ? s->raw_cap : 1);
+    s->text = nextok__alloc(&s->mem, s->text_cap);
+    s->lp = nextok__calloc(&s->mem, s->top_n ? s->top_n : 1, sizeof *s->lp);
+    s->top = nextok__calloc(&s->mem, s->top_n ? s->top_n : 1, sizeof *s->top);
     if (!s->raw || !s->text || !s->lp || !s->top) return NEXTOK_ERR_NOMEM;
     return nextok__stop_state_alloc(s->stop, &s->saved);
 }
@@ -146,16 +155,21 @@ static struct nextok_stop_params stop_params(const struct nextok_session_params 
 static nextok_status build(struct nextok_session *s, const struct nextok_session_params *p,
                            struct nextok_error *err)
 {
+    const struct nextok_allocator a = hook_of(&s->mem);
     struct nextok_stop_params sp = stop_params(p);
+    sp.allocator = &a;
     s->vocab = p->vocab;
     s->n_text_ids = nextok_vocab_n_tokens(p->vocab);
     s->decode = p->decode ? *p->decode : nextok_decode_default_params();
+    s->decode.allocator = &a;
     s->logprobs = p->logprobs;
     s->top_n = p->top_logprobs;
     s->lp_source = p->logprobs_source;
     NEXTOK_FORWARD(nextok_stop_init(&s->stop, &sp, err));
     NEXTOK_FORWARD(build_chain(s, p, &sp, err));
-    NEXTOK_FORWARD(nextok_detok_init(&s->detok, p->vocab, &s->decode, err));
+    nextok_status rc = nextok_detok_init(&s->detok, p->vocab, &s->decode, err);
+    s->decode.allocator = NULL; /* a was this call's */
+    NEXTOK_FORWARD(rc);
     if (alloc_buffers(s) != NEXTOK_OK)
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory allocating session buffers");
     return NEXTOK_OK;
@@ -169,8 +183,13 @@ nextok_status nextok_session_init(struct nextok_session **out,
                      "out and params must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(check_params(params, err));
-    struct nextok_session *s = calloc(1, sizeof *s);
+    struct nextok__mem mem;
+    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, params->allocator) != NEXTOK_OK, err,
+                     NEXTOK_ERR_INVALID_ARG,
+                     "allocator: alloc, realloc and free must be all set or all NULL");
+    struct nextok_session *s = nextok__calloc(&mem, 1, sizeof *s);
     if (!s) return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory allocating a session");
+    s->mem = mem;
     nextok_status rc = build(s, params, err);
     if (rc != NEXTOK_OK) {
         nextok_session_free(s);
@@ -183,15 +202,16 @@ nextok_status nextok_session_init(struct nextok_session **out,
 void nextok_session_free(struct nextok_session *s)
 {
     if (!s) return;
+    const struct nextok__mem mem = s->mem;
     nextok_chain_free(s->chain);
     nextok_detok_free(s->detok);
-    if (s->stop) nextok__stop_state_free(&s->saved);
+    if (s->stop) nextok__stop_state_free(s->stop, &s->saved);
     nextok_stop_free(s->stop);
-    free(s->raw);
-    free(s->text);
-    free(s->lp);
-    free(s->top);
-    free(s);
+    nextok__free(&mem, s->raw);
+    nextok__free(&mem, s->text);
+    nextok__free(&mem, s->lp);
+    nextok__free(&mem, s->top);
+    nextok__free(&mem, s);
 }
 
 const char *nextok_session_errmsg(const struct nextok_session *s) { return s ? s->errmsg : ""; }
@@ -378,12 +398,29 @@ nextok_status nextok_session_set_prompt(struct nextok_session *s, const int32_t 
     return NEXTOK_OK;
 }
 
+/* The parts of a clone; on failure the message is on the original (the
+ * caller has no other handle to read it from). */
+static nextok_status clone_parts(const struct nextok_session *s, struct nextok_session *d)
+{
+    struct nextok_session *m = (struct nextok_session *)s;
+    nextok_status rc = nextok_chain_clone(s->chain, &d->chain);
+    if (rc != NEXTOK_OK) return fail(m, rc, "clone: chain: %s", nextok_chain_errmsg(s->chain));
+    rc = nextok_detok_clone(s->detok, &d->detok);
+    if (rc != NEXTOK_OK)
+        return fail(m, rc, "clone: detokenizer: %s", nextok_detok_errmsg(s->detok));
+    rc = nextok_stop_clone(s->stop, &d->stop);
+    if (rc != NEXTOK_OK) return fail(m, rc, "clone: stop: %s", nextok_stop_errmsg(s->stop));
+    if (alloc_buffers(d) != NEXTOK_OK)
+        return fail(m, NEXTOK_ERR_NOMEM, "clone: out of memory allocating session buffers");
+    return NEXTOK_OK;
+}
+
 nextok_status nextok_session_clone(const struct nextok_session *s, struct nextok_session **out)
 {
     if (!s || !out) return NEXTOK_ERR_INVALID_ARG;
     *out = NULL;
-    struct nextok_session *d = calloc(1, sizeof *d);
-    if (!d) return NEXTOK_ERR_NOMEM;
+    struct nextok_session *d = nextok__calloc(&s->mem, 1, sizeof *d);
+    if (!d) return fail((struct nextok_session *)s, NEXTOK_ERR_NOMEM, "clone: out of memory");
     *d = *s;
     d->chain = NULL;
     d->detok = NULL;
@@ -392,10 +429,8 @@ nextok_status nextok_session_clone(const struct nextok_session *s, struct nextok
     d->lp = NULL;
     d->top = NULL;
     memset(&d->saved, 0, sizeof d->saved);
-    nextok_status rc = nextok_chain_clone(s->chain, &d->chain);
-    if (rc == NEXTOK_OK) rc = nextok_detok_clone(s->detok, &d->detok);
-    if (rc == NEXTOK_OK) rc = nextok_stop_clone(s->stop, &d->stop);
-    if (rc == NEXTOK_OK) rc = alloc_buffers(d);
+    d->errmsg[0] = '\0';
+    nextok_status rc = clone_parts(s, d);
     if (rc != NEXTOK_OK) {
         nextok_session_free(d);
         return rc;

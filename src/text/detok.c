@@ -34,7 +34,8 @@ struct run {
 
 struct nextok_detok {
     const struct nextok_vocab *v;
-    struct nextok_decode_params params;
+    struct nextok_decode_params params; /* params.allocator: NULL (see mem) */
+    struct nextok__mem mem;
     struct nextok__dstate st;
     char errmsg[NEXTOK_ERRMSG_MAX];
 };
@@ -273,16 +274,27 @@ nextok_status nextok_detok_init(struct nextok_detok **out, const struct nextok_v
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!v, err, NEXTOK_ERR_INVALID_ARG, "v: must not be NULL");
-    struct nextok_detok *d = calloc(1, sizeof *d);
+    struct nextok__mem mem;
+    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, params ? params->allocator : NULL) != NEXTOK_OK, err,
+                     NEXTOK_ERR_INVALID_ARG,
+                     "allocator: alloc, realloc and free must be all set or all NULL");
+    struct nextok_detok *d = nextok__calloc(&mem, 1, sizeof *d);
     NEXTOK_RETURN_IF(!d, err, NEXTOK_ERR_NOMEM, "out of memory creating a detokenizer");
     d->v = v;
     d->params = params ? *params : nextok_decode_default_params();
+    d->params.allocator = NULL; /* the caller's struct need not outlive the call */
+    d->mem = mem;
     init_state(&d->st, v);
     *out = d;
     return NEXTOK_OK;
 }
 
-void nextok_detok_free(struct nextok_detok *d) { free(d); }
+void nextok_detok_free(struct nextok_detok *d)
+{
+    if (!d) return;
+    const struct nextok__mem mem = d->mem;
+    nextok__free(&mem, d);
+}
 
 void nextok_detok_reset(struct nextok_detok *d)
 {
@@ -296,8 +308,9 @@ nextok_status nextok_detok_clone(const struct nextok_detok *d, struct nextok_det
     if (!out) return NEXTOK_ERR_INVALID_ARG;
     *out = NULL;
     if (!d) return NEXTOK_ERR_INVALID_ARG;
-    struct nextok_detok *c = malloc(sizeof *c);
-    if (!c) return NEXTOK_ERR_NOMEM;
+    struct nextok_detok *c = nextok__alloc(&d->mem, sizeof *c);
+    /* the message goes on the original: the caller has no other handle */
+    if (!c) return set_error((struct nextok_detok *)d, NEXTOK_ERR_NOMEM, "clone: out of memory");
     *c = *d;
     c->errmsg[0] = '\0';
     *out = c;

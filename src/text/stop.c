@@ -40,12 +40,12 @@ struct nextok_stop_params nextok_stop_default_params(void)
 
 #define AC_NONE UINT32_MAX
 
-void nextok__ac_free(struct nextok__ac *ac)
+void nextok__ac_free(const struct nextok__mem *mem, struct nextok__ac *ac)
 {
-    free(ac->next);
-    free(ac->depth);
-    free(ac->match);
-    free(ac->match_len);
+    nextok__free(mem, ac->next);
+    nextok__free(mem, ac->depth);
+    nextok__free(mem, ac->match);
+    nextok__free(mem, ac->match_len);
     memset(ac, 0, sizeof *ac);
 }
 
@@ -130,24 +130,25 @@ static void ac_encode(struct nextok__ac *ac)
     }
 }
 
-nextok_status nextok__ac_build(struct nextok__ac *ac, const char *const *strs, const size_t *lens,
-                               size_t n, struct nextok_error *err)
+nextok_status nextok__ac_build(const struct nextok__mem *mem, struct nextok__ac *ac,
+                               const char *const *strs, const size_t *lens, size_t n,
+                               struct nextok_error *err)
 {
     memset(ac, 0, sizeof *ac);
     size_t total = 0;
     for (size_t i = 0; i < n; i++) total += lens[i];
     ac_classes(ac, strs, lens, n);
     size_t max_states = total + 1;
-    ac->next = malloc(max_states * ac->n_cls * sizeof *ac->next);
-    ac->depth = malloc(max_states * sizeof *ac->depth);
-    ac->match = malloc(max_states * sizeof *ac->match);
-    ac->match_len = calloc(max_states, sizeof *ac->match_len);
-    uint32_t *fail = malloc(max_states * sizeof *fail);
-    uint32_t *queue = malloc(max_states * sizeof *queue);
+    ac->next = nextok__alloc_array(mem, max_states * ac->n_cls, sizeof *ac->next);
+    ac->depth = nextok__alloc_array(mem, max_states, sizeof *ac->depth);
+    ac->match = nextok__alloc_array(mem, max_states, sizeof *ac->match);
+    ac->match_len = nextok__calloc(mem, max_states, sizeof *ac->match_len);
+    uint32_t *fail = nextok__alloc_array(mem, max_states, sizeof *fail);
+    uint32_t *queue = nextok__alloc_array(mem, max_states, sizeof *queue);
     if (!ac->next || !ac->depth || !ac->match || !ac->match_len || !fail || !queue) {
-        free(fail);
-        free(queue);
-        nextok__ac_free(ac);
+        nextok__free(mem, fail);
+        nextok__free(mem, queue);
+        nextok__ac_free(mem, ac);
         return nextok__err(err, NEXTOK_ERR_NOMEM,
                            "out of memory building the stop-string automaton");
     }
@@ -156,16 +157,9 @@ nextok_status nextok__ac_build(struct nextok__ac *ac, const char *const *strs, c
     ac->n_states = ac_trie(ac, strs, lens, n);
     ac_links(ac, fail, queue);
     ac_encode(ac);
-    free(fail);
-    free(queue);
+    nextok__free(mem, fail);
+    nextok__free(mem, queue);
     return NEXTOK_OK;
-}
-
-static void *dup_mem(const void *p, size_t n)
-{
-    void *q = malloc(n ? n : 1);
-    if (q && n) memcpy(q, p, n);
-    return q;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -232,14 +226,15 @@ static nextok_status check_params(const struct nextok_stop_params *p, struct nex
 static nextok_status copy_strings(struct nextok_stop *s, const struct nextok_stop_params *p)
 {
     s->n_strings = p->n_strings;
-    s->strings = calloc(p->n_strings ? p->n_strings : 1, sizeof *s->strings);
-    s->string_lens = calloc(p->n_strings ? p->n_strings : 1, sizeof *s->string_lens);
+    s->strings = nextok__calloc(&s->mem, p->n_strings ? p->n_strings : 1, sizeof *s->strings);
+    s->string_lens =
+        nextok__calloc(&s->mem, p->n_strings ? p->n_strings : 1, sizeof *s->string_lens);
     if (!s->strings || !s->string_lens) return NEXTOK_ERR_NOMEM;
     size_t longest = 0;
     for (size_t i = 0; i < p->n_strings; i++) {
         size_t len = p->string_lens ? p->string_lens[i] : strlen(p->strings[i]);
         s->string_lens[i] = len;
-        s->strings[i] = dup_mem(p->strings[i], len);
+        s->strings[i] = nextok__memdup(&s->mem, p->strings[i], len);
         if (!s->strings[i]) return NEXTOK_ERR_NOMEM;
         if (len > longest) longest = len;
     }
@@ -252,12 +247,13 @@ static nextok_status copy_ids(struct nextok_stop *s, const struct nextok_stop_pa
     s->n_eog = p->n_eog;
     s->n_stop_ids = p->n_stop_ids;
     s->n_seqs = p->n_seqs;
-    s->eog = dup_mem(p->eog_ids, p->n_eog * sizeof *s->eog);
-    s->stop_ids = dup_mem(p->stop_ids, p->n_stop_ids * sizeof *s->stop_ids);
-    s->seq_off = calloc(p->n_seqs + 1, sizeof *s->seq_off);
+    s->eog = nextok__memdup(&s->mem, p->eog_ids, p->n_eog * sizeof *s->eog);
+    s->stop_ids = nextok__memdup(&s->mem, p->stop_ids, p->n_stop_ids * sizeof *s->stop_ids);
+    s->seq_off = nextok__calloc(&s->mem, p->n_seqs + 1, sizeof *s->seq_off);
     size_t base = p->n_seqs ? p->seq_off[0] : 0;
     size_t n_ids = p->n_seqs ? p->seq_off[p->n_seqs] - base : 0;
-    s->seq_ids = dup_mem(p->n_seqs ? p->seq_ids + base : NULL, n_ids * sizeof *s->seq_ids);
+    s->seq_ids =
+        nextok__memdup(&s->mem, p->n_seqs ? p->seq_ids + base : NULL, n_ids * sizeof *s->seq_ids);
     if (!s->eog || !s->stop_ids || !s->seq_off || !s->seq_ids) return NEXTOK_ERR_NOMEM;
     for (size_t i = 0; i <= p->n_seqs && p->n_seqs; i++) s->seq_off[i] = p->seq_off[i] - base;
     for (size_t i = 0; i < p->n_seqs; i++) {
@@ -289,14 +285,14 @@ static nextok_status build(struct nextok_stop *s, const struct nextok_stop_param
     if (rc == NEXTOK_OK) rc = alloc_hold(s, p);
     if (rc != NEXTOK_OK) return nextok__err(err, rc, "out of memory building a stop matcher");
     if (p->n_strings) {
-        NEXTOK_FORWARD(nextok__ac_build(&s->ac, (const char *const *)s->strings, s->string_lens,
-                                        s->n_strings, err));
+        NEXTOK_FORWARD(nextok__ac_build(&s->mem, &s->ac, (const char *const *)s->strings,
+                                        s->string_lens, s->n_strings, err));
         s->has_ac = true;
     }
     if (p->regex) {
-        s->regex = dup_mem(p->regex, strlen(p->regex) + 1);
+        s->regex = nextok__memdup(&s->mem, p->regex, strlen(p->regex) + 1);
         if (!s->regex) return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory copying the regex");
-        NEXTOK_FORWARD(nextok__rx_init(&s->rx, p->regex, err));
+        NEXTOK_FORWARD(nextok__rx_init(&s->rx, &s->mem, p->regex, err));
     }
     return NEXTOK_OK;
 }
@@ -308,8 +304,13 @@ nextok_status nextok_stop_init(struct nextok_stop **out, const struct nextok_sto
                      "out and params must be non-NULL");
     *out = NULL;
     NEXTOK_FORWARD(check_params(params, err));
-    struct nextok_stop *s = calloc(1, sizeof *s);
+    struct nextok__mem mem;
+    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, params->allocator) != NEXTOK_OK, err,
+                     NEXTOK_ERR_INVALID_ARG,
+                     "allocator: alloc, realloc and free must be all set or all NULL");
+    struct nextok_stop *s = nextok__calloc(&mem, 1, sizeof *s);
     if (!s) return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory allocating a stop matcher");
+    s->mem = mem;
     nextok_status rc = build(s, params, err);
     if (rc != NEXTOK_OK) {
         nextok_stop_free(s);
@@ -323,18 +324,19 @@ nextok_status nextok_stop_init(struct nextok_stop **out, const struct nextok_sto
 void nextok_stop_free(struct nextok_stop *s)
 {
     if (!s) return;
-    nextok__ac_free(&s->ac);
+    const struct nextok__mem mem = s->mem;
+    nextok__ac_free(&mem, &s->ac);
     nextok__rx_free(s->rx);
-    for (size_t i = 0; s->strings && i < s->n_strings; i++) free(s->strings[i]);
-    free(s->strings);
-    free(s->string_lens);
-    free(s->regex);
-    free(s->eog);
-    free(s->stop_ids);
-    free(s->seq_ids);
-    free(s->seq_off);
-    nextok__stop_state_free(&s->st);
-    free(s);
+    for (size_t i = 0; s->strings && i < s->n_strings; i++) nextok__free(&mem, s->strings[i]);
+    nextok__free(&mem, s->strings);
+    nextok__free(&mem, s->string_lens);
+    nextok__free(&mem, s->regex);
+    nextok__free(&mem, s->eog);
+    nextok__free(&mem, s->stop_ids);
+    nextok__free(&mem, s->seq_ids);
+    nextok__free(&mem, s->seq_off);
+    nextok__stop_state_free(s, &s->st);
+    nextok__free(&mem, s);
 }
 
 const char *nextok_stop_errmsg(const struct nextok_stop *s) { return s ? s->errmsg : ""; }
@@ -379,19 +381,19 @@ static struct nextok_stop_params params_of(const struct nextok_stop *s)
 nextok_status nextok__stop_state_alloc(const struct nextok_stop *s, struct nextok__stop_state *st)
 {
     memset(st, 0, sizeof *st);
-    st->hold = malloc(s->hold_cap ? s->hold_cap : 1);
-    st->ring_ids = calloc(s->seq_max ? s->seq_max : 1, sizeof *st->ring_ids);
-    st->ring_start = calloc(s->seq_max ? s->seq_max : 1, sizeof *st->ring_start);
+    st->hold = nextok__alloc(&s->mem, s->hold_cap ? s->hold_cap : 1);
+    st->ring_ids = nextok__calloc(&s->mem, s->seq_max ? s->seq_max : 1, sizeof *st->ring_ids);
+    st->ring_start = nextok__calloc(&s->mem, s->seq_max ? s->seq_max : 1, sizeof *st->ring_start);
     if (st->hold && st->ring_ids && st->ring_start) return NEXTOK_OK;
-    nextok__stop_state_free(st);
+    nextok__stop_state_free(s, st);
     return NEXTOK_ERR_NOMEM;
 }
 
-void nextok__stop_state_free(struct nextok__stop_state *st)
+void nextok__stop_state_free(const struct nextok_stop *s, struct nextok__stop_state *st)
 {
-    free(st->hold);
-    free(st->ring_ids);
-    free(st->ring_start);
+    nextok__free(&s->mem, st->hold);
+    nextok__free(&s->mem, st->ring_ids);
+    nextok__free(&s->mem, st->ring_start);
     memset(st, 0, sizeof *st);
 }
 
@@ -415,7 +417,16 @@ nextok_status nextok_stop_clone(const struct nextok_stop *s, struct nextok_stop 
 {
     if (!s || !out) return NEXTOK_ERR_INVALID_ARG;
     struct nextok_stop_params p = params_of(s);
-    NEXTOK_FORWARD(nextok_stop_init(out, &p, NULL));
+    const struct nextok_allocator a = {s->mem.alloc, s->mem.realloc, s->mem.free, s->mem.user};
+    p.allocator = &a;
+    struct nextok_error e = {NEXTOK_OK, ""};
+    nextok_status rc = nextok_stop_init(out, &p, &e);
+    if (rc != NEXTOK_OK) {
+        /* the message goes on the original: the caller has no other handle */
+        struct nextok_stop *m = (struct nextok_stop *)s;
+        snprintf(m->errmsg, sizeof m->errmsg, "clone: %s", e.msg);
+        return rc;
+    }
     nextok__stop_state_copy(s, &(*out)->st, &s->st);
     return NEXTOK_OK;
 }

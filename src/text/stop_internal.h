@@ -22,9 +22,10 @@ struct nextok__ac {
     uint32_t *match_len; /* per state: its length                              */
 };
 
-nextok_status nextok__ac_build(struct nextok__ac *ac, const char *const *strs, const size_t *lens,
-                               size_t n, struct nextok_error *err);
-void nextok__ac_free(struct nextok__ac *ac);
+nextok_status nextok__ac_build(const struct nextok__mem *mem, struct nextok__ac *ac,
+                               const char *const *strs, const size_t *lens, size_t n,
+                               struct nextok_error *err);
+void nextok__ac_free(const struct nextok__mem *mem, struct nextok__ac *ac);
 
 /* Run p[0..n) from *row. Returns the offset just past the first byte at which
  * a stop string ends (then *row is that state), or SIZE_MAX (then *row is the
@@ -57,8 +58,9 @@ enum nextok__rx_outcome {
     NEXTOK__RX_MATCH = 2,   /* a complete match [*start, *end)            */
 };
 
-nextok_status nextok__rx_init(struct nextok__rx **out, const char *pattern,
-                              struct nextok_error *err);
+/* The regex and PCRE2's memory for it (compiling and matching) come from mem. */
+nextok_status nextok__rx_init(struct nextok__rx **out, const struct nextok__mem *mem,
+                              const char *pattern, struct nextok_error *err);
 void nextok__rx_free(struct nextok__rx *rx);
 /* Search subj[0..n) for the leftmost non-empty match. With `partial`, the end
  * of the subject is not the end of the text (PCRE2_PARTIAL_HARD). On failure
@@ -88,6 +90,7 @@ struct nextok__stop_state {
 };
 
 struct nextok_stop {
+    struct nextok__mem mem;   /* every block of the matcher, PCRE2's included     */
     /* configuration (immutable after init) */
     struct nextok__ac ac;
     bool      has_ac;
@@ -122,7 +125,7 @@ enum nextok_finish nextok__stop_token_finish(const struct nextok_stop *s, int32_
 
 /* Save / restore the state of s (st's buffers allocated by state_alloc). */
 nextok_status nextok__stop_state_alloc(const struct nextok_stop *s, struct nextok__stop_state *st);
-void nextok__stop_state_free(struct nextok__stop_state *st);
+void nextok__stop_state_free(const struct nextok_stop *s, struct nextok__stop_state *st);
 void nextok__stop_state_copy(const struct nextok_stop *s, struct nextok__stop_state *dst,
                              const struct nextok__stop_state *src);
 

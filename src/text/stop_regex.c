@@ -14,39 +14,60 @@
 #include <pcre2.h>
 
 struct nextok__rx {
+    struct nextok__mem mem;      /* PCRE2's memory_data: the hook it allocates through */
+    pcre2_general_context *gctx; /* PCRE2's allocations (compile, match data, match)   */
     pcre2_code *code;
     pcre2_match_data *md;
     size_t lookbehind; /* bytes before a match start a lookbehind may inspect */
 };
+
+/* PCRE2's private_malloc / private_free: the matcher's allocator. */
+static void *rx_malloc(PCRE2_SIZE size, void *data) { return nextok__alloc(data, size); }
+
+static void rx_free(void *p, void *data) { nextok__free(data, p); }
 
 static nextok_status rx_finish(struct nextok__rx *rx, struct nextok_error *err)
 {
     uint32_t lb = 0;
     if (pcre2_pattern_info(rx->code, PCRE2_INFO_MAXLOOKBEHIND, &lb) == 0)
         rx->lookbehind = (size_t)lb * 4; /* characters -> UTF-8 bytes, at most */
-    rx->md = pcre2_match_data_create_from_pattern(rx->code, NULL);
-    if (!rx->md) return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory for regex match data");
+    rx->md = pcre2_match_data_create_from_pattern(rx->code, rx->gctx);
+    if (!rx->md) return nextok__err(err, NEXTOK_ERR_NOMEM, "regex: out of memory for match data");
     return NEXTOK_OK;
 }
 
-nextok_status nextok__rx_init(struct nextok__rx **out, const char *pattern,
-                              struct nextok_error *err)
+static nextok_status rx_compile(struct nextok__rx *rx, const char *pattern,
+                                struct nextok_error *err)
 {
-    *out = NULL;
-    struct nextok__rx *rx = calloc(1, sizeof *rx);
-    if (!rx) return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory compiling the stop regex");
     int code = 0;
     PCRE2_SIZE off = 0;
+    pcre2_compile_context *cc = pcre2_compile_context_create(rx->gctx);
+    if (!cc) return nextok__err(err, NEXTOK_ERR_NOMEM, "regex: out of memory compiling it");
     rx->code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                             PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &off, NULL);
-    if (!rx->code) {
-        PCRE2_UCHAR text[128];
-        if (pcre2_get_error_message(code, text, sizeof text) < 0) text[0] = 0;
-        free(rx);
-        return nextok__err(err, NEXTOK_ERR_FORMAT, "regex: %s at offset %zu", (const char *)text,
-                           (size_t)off);
-    }
-    nextok_status rc = rx_finish(rx, err);
+                             PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &code, &off, cc);
+    pcre2_compile_context_free(cc);
+    if (rx->code) return NEXTOK_OK;
+    if (code == PCRE2_ERROR_HEAP_FAILED)
+        return nextok__err(err, NEXTOK_ERR_NOMEM, "regex: out of memory compiling it");
+    PCRE2_UCHAR text[128];
+    if (pcre2_get_error_message(code, text, sizeof text) < 0) text[0] = 0;
+    return nextok__err(err, NEXTOK_ERR_FORMAT, "regex: %s at offset %zu", (const char *)text,
+                       (size_t)off);
+}
+
+nextok_status nextok__rx_init(struct nextok__rx **out, const struct nextok__mem *mem,
+                              const char *pattern, struct nextok_error *err)
+{
+    *out = NULL;
+    struct nextok__rx *rx = nextok__calloc(mem, 1, sizeof *rx);
+    if (!rx) return nextok__err(err, NEXTOK_ERR_NOMEM, "regex: out of memory compiling it");
+    rx->mem = *mem;
+    /* every PCRE2 block of this regex, the general context too, goes through rx->mem */
+    rx->gctx = pcre2_general_context_create(rx_malloc, rx_free, &rx->mem);
+    nextok_status rc =
+        rx->gctx ? rx_compile(rx, pattern, err)
+                 : nextok__err(err, NEXTOK_ERR_NOMEM, "regex: out of memory compiling it");
+    if (rc == NEXTOK_OK) rc = rx_finish(rx, err);
     if (rc != NEXTOK_OK) {
         nextok__rx_free(rx);
         return rc;
@@ -60,7 +81,9 @@ void nextok__rx_free(struct nextok__rx *rx)
     if (!rx) return;
     pcre2_match_data_free(rx->md);
     pcre2_code_free(rx->code);
-    free(rx);
+    pcre2_general_context_free(rx->gctx);
+    const struct nextok__mem mem = rx->mem;
+    nextok__free(&mem, rx);
 }
 
 nextok_status nextok__rx_search(struct nextok__rx *rx, const char *subj, size_t n, bool partial,
@@ -97,16 +120,17 @@ struct nextok__rx {
     int unused;
 };
 
-nextok_status nextok__rx_init(struct nextok__rx **out, const char *pattern,
-                              struct nextok_error *err)
+nextok_status nextok__rx_init(struct nextok__rx **out, const struct nextok__mem *mem,
+                              const char *pattern, struct nextok_error *err)
 {
+    (void)mem;
     (void)pattern;
     *out = NULL;
     return nextok__err(err, NEXTOK_ERR_UNSUPPORTED,
                        "regex: this build has no PCRE2 (install libpcre2-dev and rebuild)");
 }
 
-void nextok__rx_free(struct nextok__rx *rx) { free(rx); }
+void nextok__rx_free(struct nextok__rx *rx) { (void)rx; /* never made: init refuses */ }
 
 nextok_status nextok__rx_search(struct nextok__rx *rx, const char *subj, size_t n, bool partial,
                                 enum nextok__rx_outcome *outcome, size_t *start, size_t *end,

@@ -471,8 +471,8 @@ static nextok_status build(struct gguf *g, struct gguf_vals *vals, struct nextok
     return nextok__vocab_finish(v, &dec, NULL, 0, g->err);
 }
 
-nextok_status nextok_vocab_load_gguf_mem(struct nextok_vocab **out, const void *data, size_t size,
-                                         struct nextok_error *err)
+nextok_status nextok__load_gguf_mem(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                    const void *data, size_t size, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
     *out = NULL;
@@ -485,7 +485,7 @@ nextok_status nextok_vocab_load_gguf_mem(struct nextok_vocab **out, const void *
     NEXTOK_FORWARD(read_header(&g, &n_kv));
     for (uint64_t i = 0; i < n_kv; i++) NEXTOK_FORWARD(read_kv(&g, i, &vals));
     struct nextok_vocab *v;
-    NEXTOK_FORWARD(nextok__vocab_new(&v, err));
+    NEXTOK_FORWARD(nextok__vocab_new(&v, mem, err));
     nextok_status rc = build(&g, &vals, v);
     if (rc != NEXTOK_OK) {
         nextok_vocab_free(v);
@@ -495,16 +495,28 @@ nextok_status nextok_vocab_load_gguf_mem(struct nextok_vocab **out, const void *
     return NEXTOK_OK;
 }
 
-nextok_status nextok_vocab_load_gguf(struct nextok_vocab **out, const char *path,
-                                     struct nextok_error *err)
+nextok_status nextok_vocab_load_gguf_mem(struct nextok_vocab **out, const void *data, size_t size,
+                                         struct nextok_error *err)
+{
+    return nextok__load_gguf_mem(out, &nextok__mem_libc, data, size, err);
+}
+
+nextok_status nextok__load_gguf(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                const char *path, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!path, err, NEXTOK_ERR_INVALID_ARG, "path: must not be NULL");
     char *data;
     size_t size;
-    NEXTOK_FORWARD(nextok__read_file(path, &data, &size, err));
-    nextok_status rc = nextok_vocab_load_gguf_mem(out, data, size, err);
-    free(data);
+    NEXTOK_FORWARD(nextok__read_file(mem, path, &data, &size, err));
+    nextok_status rc = nextok__load_gguf_mem(out, mem, data, size, err);
+    nextok__free(mem, data);
     return rc;
+}
+
+nextok_status nextok_vocab_load_gguf(struct nextok_vocab **out, const char *path,
+                                     struct nextok_error *err)
+{
+    return nextok__load_gguf(out, &nextok__mem_libc, path, err);
 }

@@ -8,11 +8,11 @@
 
 #include <stdio.h>
 
-static nextok_status parse(struct nextok__json *doc, const char *text, size_t n, const char *file,
-                           struct nextok_error *err)
+static nextok_status parse(const struct nextok_vocab *v, struct nextok__json *doc, const char *text,
+                           size_t n, const char *file, struct nextok_error *err)
 {
     size_t bom = nextok__utf8_bom_len(text, n);
-    return nextok__json_parse_object(doc, text + bom, n - bom, NULL, file, err);
+    return nextok__json_parse_object(doc, &v->mem, text + bom, n - bom, NULL, file, err);
 }
 
 /* ---- tokenizer_config.json -------------------------------------------------------------- */
@@ -58,7 +58,7 @@ nextok_status nextok__hf_read_tokenizer_config(struct nextok_vocab *v, const cha
     static const char *const keys[] = {"bos_token", "eos_token", "pad_token", "unk_token"};
     static const int roles[] = {NEXTOK_VOCAB_BOS, NEXTOK_VOCAB_EOS, NEXTOK_VOCAB_PAD, NEXTOK_VOCAB_UNK};
     struct nextok__json d = {0};
-    nextok_status rc = parse(&d, text, n, "tokenizer_config.json", err);
+    nextok_status rc = parse(v, &d, text, n, "tokenizer_config.json", err);
     for (int i = 0; i < 4 && rc == NEXTOK_OK; i++) rc = config_role(v, &d, keys[i], roles[i], err);
     if (rc == NEXTOK_OK) rc = config_bool(&d, "add_bos_token", &v->add_bos, err);
     if (rc == NEXTOK_OK) rc = config_bool(&d, "add_eos_token", &v->add_eos, err);
@@ -136,7 +136,7 @@ nextok_status nextok__hf_read_generation_config(struct nextok_vocab *v, const ch
 {
     struct nextok__json d = {0};
     *n_eos = 0;
-    nextok_status rc = parse(&d, text, n, "generation_config.json", err);
+    nextok_status rc = parse(v, &d, text, n, "generation_config.json", err);
     struct gen g = {v, &d, err};
     if (rc == NEXTOK_OK) rc = gen_read(&g, eos, cap, n_eos);
     nextok__json_free(&d);

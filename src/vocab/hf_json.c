@@ -33,6 +33,7 @@ struct hf_added {
 };
 
 struct hf {
+    const struct nextok__mem *mem; /* the load's and the vocabulary's */
     struct nextok_vocab *v;
     struct nextok_error *err;
     const char *text;    /* tokenizer.json, after any byte order mark */
@@ -90,8 +91,8 @@ static void raw_span(const struct hf *h, const char *key, const char **start, co
  * spans of it. */
 static nextok_status parse_doc(struct hf *h)
 {
-    NEXTOK_FORWARD(nextok__json_parse_object(&h->doc, h->text, h->size, raw_paths, "tokenizer.json",
-                                             h->err));
+    NEXTOK_FORWARD(nextok__json_parse_object(&h->doc, h->mem, h->text, h->size, raw_paths,
+                                             "tokenizer.json", h->err));
     h->model = nextok__hf_get(&h->doc, 0, "model");
     raw_span(h, "vocab", &h->vocab, &h->vocab_end);
     raw_span(h, "merges", &h->merges, &h->merges_end);
@@ -121,7 +122,7 @@ static nextok_status push_entry(struct hf *h, uint32_t off, uint32_t len, int32_
 {
     if (h->n_ent == h->cap_ent) {
         size_t cap = h->cap_ent ? h->cap_ent * 2 : 4096;
-        struct hf_entry *p = realloc(h->ent, cap * sizeof *p);
+        struct hf_entry *p = nextok__realloc(h->mem, h->ent, cap * sizeof *p);
         NEXTOK_RETURN_IF(!p, h->err, NEXTOK_ERR_NOMEM, "tokenizer.json: out of memory");
         h->ent = p;
         h->cap_ent = cap;
@@ -202,7 +203,7 @@ static nextok_status read_vocab(struct hf *h)
 {
     NEXTOK_RETURN_IF(!h->vocab, h->err, NEXTOK_ERR_FORMAT, "tokenizer.json: model.vocab: missing");
     struct nextok__js s;
-    nextok__js_init(&s, h->text, (size_t)(h->vocab_end - h->text));
+    nextok__js_init(&s, h->mem, h->text, (size_t)(h->vocab_end - h->text));
     s.p = h->vocab;
     if (h->kind == HF_UNIGRAM) return vocab_array(h, &s);
     return vocab_object(h, &s);
@@ -243,11 +244,11 @@ static nextok_status read_merges(struct hf *h)
 {
     if (!h->merges || h->kind != HF_BPE) return NEXTOK_OK;
     struct nextok__js s;
-    struct nextok__buf tmp = {0};
+    struct nextok__buf tmp = nextok__buf_of(h->mem);
     bool first = true;
     int r;
     nextok_status rc = NEXTOK_OK;
-    nextok__js_init(&s, h->text, (size_t)(h->merges_end - h->text));
+    nextok__js_init(&s, h->mem, h->text, (size_t)(h->merges_end - h->text));
     s.p = h->merges;
     if (!nextok__js_enter(&s, '[')) return js_error(h, &s, "model.merges");
     for (size_t i = 0; rc == NEXTOK_OK && (r = nextok__js_element(&s, &first)) == 1; i++) {
@@ -317,7 +318,7 @@ static nextok_status read_added(struct hf *h)
     NEXTOK_RETURN_IF(nextok__json_type(&h->doc, arr) != NEXTOK__JSON_ARRAY, h->err,
                      NEXTOK_ERR_FORMAT, "tokenizer.json: added_tokens: expected an array");
     size_t n = nextok__json_len(&h->doc, arr);
-    h->added = calloc(n ? n : 1, sizeof *h->added);
+    h->added = nextok__calloc(h->mem, n ? n : 1, sizeof *h->added);
     NEXTOK_RETURN_IF(!h->added, h->err, NEXTOK_ERR_NOMEM, "tokenizer.json: out of memory");
     h->n_added = n;
     size_t i = 0;
@@ -485,22 +486,23 @@ static nextok_status load(struct hf *h, const struct nextok_hf_json_mem *f)
     return nextok__vocab_finish(h->v, &h->dec, h->gen_eos, h->n_gen_eos, h->err);
 }
 
-static nextok_status load_mem(struct nextok_vocab **out, const struct nextok_hf_json_mem *files,
-                              struct nextok_error *err)
+static nextok_status load_mem(struct nextok_vocab **out, const struct nextok__mem *mem,
+                              const struct nextok_hf_json_mem *files, struct nextok_error *err)
 {
     struct hf h;
     memset(&h, 0, sizeof h);
+    h.mem = mem;
     h.err = err;
     size_t bom = nextok__utf8_bom_len(files->tokenizer, files->tokenizer_size);
     h.text = files->tokenizer + bom;
     h.size = files->tokenizer_size - bom;
     h.max_id = -1;
-    nextok_status rc = nextok__vocab_new(&h.v, err);
+    nextok_status rc = nextok__vocab_new(&h.v, mem, err);
     if (rc == NEXTOK_OK) rc = load(&h, files);
     if (rc == NEXTOK_ERR_NOMEM && err && err->status != NEXTOK_ERR_NOMEM)
         nextok__err(err, rc, "tokenizer.json: out of memory");
-    free(h.ent);
-    free(h.added);
+    nextok__free(mem, h.ent);
+    nextok__free(mem, h.added);
     nextok__json_free(&h.doc);
     if (rc != NEXTOK_OK) {
         nextok_vocab_free(h.v);
@@ -512,20 +514,27 @@ static nextok_status load_mem(struct nextok_vocab **out, const struct nextok_hf_
 
 /* ---- public entry points ---------------------------------------------------------------- */
 
-nextok_status nextok_vocab_load_hf_json_mem(struct nextok_vocab **out,
-                                            const struct nextok_hf_json_mem *files,
-                                            struct nextok_error *err)
+nextok_status nextok__load_hf_json_mem(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                       const struct nextok_hf_json_mem *files,
+                                       struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!files || !files->tokenizer, err, NEXTOK_ERR_INVALID_ARG,
                      "files->tokenizer: must not be NULL");
-    return load_mem(out, files, err);
+    return load_mem(out, mem, files, err);
+}
+
+nextok_status nextok_vocab_load_hf_json_mem(struct nextok_vocab **out,
+                                            const struct nextok_hf_json_mem *files,
+                                            struct nextok_error *err)
+{
+    return nextok__load_hf_json_mem(out, &nextok__mem_libc, files, err);
 }
 
 /* Read dir/name if it exists; *data stays NULL if it does not. */
-static nextok_status read_sibling(const char *dir, const char *name, char **data, size_t *size,
-                                  struct nextok_error *err)
+static nextok_status read_sibling(const struct nextok__mem *mem, const char *dir, const char *name,
+                                  char **data, size_t *size, struct nextok_error *err)
 {
     char path[4096];
     int n = snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -533,30 +542,32 @@ static nextok_status read_sibling(const char *dir, const char *name, char **data
     *data = NULL;
     *size = 0;
     if (n < 0 || (size_t)n >= sizeof path || stat(path, &st) != 0) return NEXTOK_OK;
-    return nextok__read_file(path, data, size, err);
+    return nextok__read_file(mem, path, data, size, err);
 }
 
-static nextok_status load_files(struct nextok_vocab **out, const char *dir, const char *file,
-                                struct nextok_error *err)
+static nextok_status load_files(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                const char *dir, const char *file, struct nextok_error *err)
 {
     char *tok = NULL, *cfg = NULL, *gen = NULL;
     struct nextok_hf_json_mem m;
     memset(&m, 0, sizeof m);
-    nextok_status rc = nextok__read_file(file, &tok, &m.tokenizer_size, err);
-    if (rc == NEXTOK_OK) rc = read_sibling(dir, "tokenizer_config.json", &cfg, &m.tokenizer_config_size, err);
-    if (rc == NEXTOK_OK) rc = read_sibling(dir, "generation_config.json", &gen, &m.generation_config_size, err);
+    nextok_status rc = nextok__read_file(mem, file, &tok, &m.tokenizer_size, err);
+    if (rc == NEXTOK_OK)
+        rc = read_sibling(mem, dir, "tokenizer_config.json", &cfg, &m.tokenizer_config_size, err);
+    if (rc == NEXTOK_OK)
+        rc = read_sibling(mem, dir, "generation_config.json", &gen, &m.generation_config_size, err);
     m.tokenizer = tok;
     m.tokenizer_config = cfg;
     m.generation_config = gen;
-    if (rc == NEXTOK_OK) rc = nextok_vocab_load_hf_json_mem(out, &m, err);
-    free(tok);
-    free(cfg);
-    free(gen);
+    if (rc == NEXTOK_OK) rc = nextok__load_hf_json_mem(out, mem, &m, err);
+    nextok__free(mem, tok);
+    nextok__free(mem, cfg);
+    nextok__free(mem, gen);
     return rc;
 }
 
-nextok_status nextok_vocab_load_hf_json(struct nextok_vocab **out, const char *path,
-                                        struct nextok_error *err)
+nextok_status nextok__load_hf_json(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                   const char *path, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
     *out = NULL;
@@ -575,5 +586,11 @@ nextok_status nextok_vocab_load_hf_json(struct nextok_vocab **out, const char *p
         dir[dn] = '\0';
         memcpy(file, path, n + 1);
     }
-    return load_files(out, dir, file, err);
+    return load_files(out, mem, dir, file, err);
+}
+
+nextok_status nextok_vocab_load_hf_json(struct nextok_vocab **out, const char *path,
+                                        struct nextok_error *err)
+{
+    return nextok__load_hf_json(out, &nextok__mem_libc, path, err);
 }

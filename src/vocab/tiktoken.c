@@ -74,11 +74,12 @@ static nextok_status parse_rank(const char *s, size_t len, uint32_t line, int32_
     return NEXTOK_OK;
 }
 
-static nextok_status list_push(struct tt_list *l, const struct tt_entry *e, struct nextok_error *err)
+static nextok_status list_push(const struct nextok__mem *mem, struct tt_list *l,
+                               const struct tt_entry *e, struct nextok_error *err)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 1024;
-        struct tt_entry *p = realloc(l->e, cap * sizeof *p);
+        struct tt_entry *p = nextok__realloc(mem, l->e, cap * sizeof *p);
         NEXTOK_RETURN_IF(!p, err, NEXTOK_ERR_NOMEM, "tiktoken: out of memory");
         l->e = p;
         l->cap = cap;
@@ -107,7 +108,7 @@ static nextok_status parse_line(struct nextok_vocab *v, const char *s, size_t le
     e.off = (uint32_t)v->arena.len;
     e.len = (uint32_t)n;
     v->arena.len += (size_t)n;
-    return list_push(l, &e, err);
+    return list_push(&v->mem, l, &e, err);
 }
 
 static nextok_status parse_lines(struct nextok_vocab *v, const char *data, size_t size,
@@ -223,19 +224,20 @@ static nextok_status build(struct nextok_vocab *v, const char *data, size_t size
     return check_unique(v, l, err);
 }
 
-nextok_status nextok_vocab_load_tiktoken_mem(struct nextok_vocab **out, const void *data, size_t size,
-                                             const struct nextok_special_token *specials,
-                                             size_t n_specials, struct nextok_error *err)
+nextok_status nextok__load_tiktoken_mem(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                        const void *data, size_t size,
+                                        const struct nextok_special_token *specials,
+                                        size_t n_specials, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!data && size, err, NEXTOK_ERR_INVALID_ARG, "data: must not be NULL");
     NEXTOK_FORWARD(check_specials(specials, n_specials, err));
     struct nextok_vocab *v;
-    NEXTOK_FORWARD(nextok__vocab_new(&v, err));
+    NEXTOK_FORWARD(nextok__vocab_new(&v, mem, err));
     struct tt_list l = {NULL, 0, 0, -1};
     nextok_status rc = build(v, data ? data : "", size, specials, n_specials, &l, err);
-    free(l.e);
+    nextok__free(mem, l.e);
     if (rc != NEXTOK_OK) {
         nextok_vocab_free(v);
         return rc;
@@ -244,17 +246,32 @@ nextok_status nextok_vocab_load_tiktoken_mem(struct nextok_vocab **out, const vo
     return NEXTOK_OK;
 }
 
-nextok_status nextok_vocab_load_tiktoken(struct nextok_vocab **out, const char *path,
-                                         const struct nextok_special_token *specials,
-                                         size_t n_specials, struct nextok_error *err)
+nextok_status nextok_vocab_load_tiktoken_mem(struct nextok_vocab **out, const void *data,
+                                             size_t size,
+                                             const struct nextok_special_token *specials,
+                                             size_t n_specials, struct nextok_error *err)
+{
+    return nextok__load_tiktoken_mem(out, &nextok__mem_libc, data, size, specials, n_specials, err);
+}
+
+nextok_status nextok__load_tiktoken(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                    const char *path, const struct nextok_special_token *specials,
+                                    size_t n_specials, struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
     *out = NULL;
     NEXTOK_RETURN_IF(!path, err, NEXTOK_ERR_INVALID_ARG, "path: must not be NULL");
     char *data;
     size_t size;
-    NEXTOK_FORWARD(nextok__read_file(path, &data, &size, err));
-    nextok_status rc = nextok_vocab_load_tiktoken_mem(out, data, size, specials, n_specials, err);
-    free(data);
+    NEXTOK_FORWARD(nextok__read_file(mem, path, &data, &size, err));
+    nextok_status rc = nextok__load_tiktoken_mem(out, mem, data, size, specials, n_specials, err);
+    nextok__free(mem, data);
     return rc;
+}
+
+nextok_status nextok_vocab_load_tiktoken(struct nextok_vocab **out, const char *path,
+                                         const struct nextok_special_token *specials,
+                                         size_t n_specials, struct nextok_error *err)
+{
+    return nextok__load_tiktoken(out, &nextok__mem_libc, path, specials, n_specials, err);
 }

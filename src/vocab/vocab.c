@@ -7,14 +7,17 @@
 
 /* ---- building ------------------------------------------------------------ */
 
-nextok_status nextok__vocab_new(struct nextok_vocab **out, struct nextok_error *err)
+nextok_status nextok__vocab_new(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                struct nextok_error *err)
 {
-    struct nextok_vocab *v = calloc(1, sizeof *v);
+    struct nextok_vocab *v = nextok__calloc(mem, 1, sizeof *v);
     NEXTOK_RETURN_IF(!v, err, NEXTOK_ERR_NOMEM, "out of memory");
+    v->mem = *mem;
+    v->arena = nextok__buf_of(&v->mem);
     for (int k = 0; k < NEXTOK_VOCAB_SPECIAL_COUNT; k++) v->special[k] = -1;
     /* A non-NULL arena from the start: empty texts point into it too. */
     if (nextok__buf_reserve(&v->arena, 1 << 16) != NEXTOK_OK) {
-        free(v);
+        nextok__free(mem, v);
         return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory");
     }
     *out = v;
@@ -25,7 +28,7 @@ nextok_status nextok__vocab_alloc_tokens(struct nextok_vocab *v, int32_t n, stru
 {
     NEXTOK_RETURN_IF(n <= 0 || n > NEXTOK__VOCAB_MAX_TOKENS, err, NEXTOK_ERR_FORMAT,
                      "%ld tokens: must be in [1, %d]", (long)n, NEXTOK__VOCAB_MAX_TOKENS);
-    v->toks = calloc((size_t)n, sizeof *v->toks);
+    v->toks = nextok__calloc(&v->mem, (size_t)n, sizeof *v->toks);
     NEXTOK_RETURN_IF(!v->toks, err, NEXTOK_ERR_NOMEM, "out of memory for %ld tokens", (long)n);
     v->n_tokens = n;
     for (int32_t i = 0; i < n; i++) {
@@ -66,7 +69,7 @@ nextok_status nextok__vocab_add_merge(struct nextok_vocab *v, uint32_t off, uint
     if (v->n_merges % 1024 == 0) {
         NEXTOK_RETURN_IF(v->n_merges >= (size_t)NEXTOK__VOCAB_MAX_TOKENS * 4, err, NEXTOK_ERR_FORMAT,
                          "more than %d merges", NEXTOK__VOCAB_MAX_TOKENS * 4);
-        uint32_t *m = realloc(v->merges, (v->n_merges + 1024) * 3 * sizeof *m);
+        uint32_t *m = nextok__realloc(&v->mem, v->merges, (v->n_merges + 1024) * 3 * sizeof *m);
         NEXTOK_RETURN_IF(!m, err, NEXTOK_ERR_NOMEM, "out of memory for merges");
         v->merges = m;
     }
@@ -111,8 +114,8 @@ nextok_status nextok__vocab_build_hash(struct nextok_vocab *v, struct nextok_err
 {
     size_t cap = 16;
     while (cap < (size_t)v->n_tokens * 2) cap *= 2;
-    free(v->hash);
-    v->hash = malloc(cap * sizeof *v->hash);
+    nextok__free(&v->mem, v->hash);
+    v->hash = nextok__alloc_array(&v->mem, cap, sizeof *v->hash);
     NEXTOK_RETURN_IF(!v->hash, err, NEXTOK_ERR_NOMEM, "out of memory for the token index");
     memset(v->hash, 0xFF, cap * sizeof *v->hash);
     v->hash_mask = (uint32_t)(cap - 1);
@@ -179,7 +182,8 @@ static nextok_status token_pieces(struct nextok_vocab *v, int32_t id, const stru
 static nextok_status all_pieces(struct nextok_vocab *v, const struct nextok__decoder *dec,
                                 struct nextok_error *err)
 {
-    struct nextok__buf b = {0}, tmp = {0}, text = {0};
+    struct nextok__buf b = nextok__buf_of(&v->mem), tmp = nextok__buf_of(&v->mem),
+                       text = nextok__buf_of(&v->mem);
     bool first_matters = nextok__dec_first_matters(dec);
     nextok_status rc = NEXTOK_OK;
     for (int32_t id = 0; id < v->n_tokens && rc == NEXTOK_OK; id++) {
@@ -274,12 +278,13 @@ nextok_status nextok__vocab_finish(struct nextok_vocab *v, const struct nextok__
 void nextok_vocab_free(struct nextok_vocab *v)
 {
     if (!v) return;
-    free(v->toks);
+    const struct nextok__mem mem = v->mem;
+    nextok__free(&mem, v->toks);
     nextok__buf_free(&v->arena);
-    free(v->merges);
-    free(v->hash);
-    free(v->eog);
-    free(v);
+    nextok__free(&mem, v->merges);
+    nextok__free(&mem, v->hash);
+    nextok__free(&mem, v->eog);
+    nextok__free(&mem, v);
 }
 
 const char *nextok_vocab_type_name(enum nextok_vocab_type type)
@@ -383,7 +388,7 @@ nextok_status nextok_vocab_add_eog(struct nextok_vocab *v, int32_t id)
     if (v->toks[id].attrs & NEXTOK_TOKEN_ATTR_EOG) return NEXTOK_OK;
     if (v->n_eog == v->eog_cap) {
         size_t cap = v->eog_cap ? v->eog_cap * 2 : 8;
-        int32_t *p = realloc(v->eog, cap * sizeof *p);
+        int32_t *p = nextok__realloc(&v->mem, v->eog, cap * sizeof *p);
         if (!p) return NEXTOK_ERR_NOMEM;
         v->eog = p;
         v->eog_cap = cap;

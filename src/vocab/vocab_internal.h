@@ -39,6 +39,7 @@ struct nextok__strip {
 };
 
 struct nextok_vocab {
+    struct nextok__mem mem;        /* every block of the vocabulary (arena.mem points here) */
     enum nextok_vocab_type type;
     int32_t  n_tokens;
     struct nextok__tok *toks;
@@ -100,8 +101,9 @@ nextok_status nextok__dec_push(struct nextok__decoder *d, const struct nextok__d
 
 /* ---- building a vocabulary (loaders) ------------------------------------- */
 
-/* Allocate an empty vocabulary (special ids -1). */
-nextok_status nextok__vocab_new(struct nextok_vocab **out, struct nextok_error *err);
+/* Allocate an empty vocabulary (special ids -1) that allocates with mem. */
+nextok_status nextok__vocab_new(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                struct nextok_error *err);
 /* Allocate v->toks for n tokens, all ABSENT/UNUSED with empty text. */
 nextok_status nextok__vocab_alloc_tokens(struct nextok_vocab *v, int32_t n, struct nextok_error *err);
 /* Copy text into the arena and make it token id's text. */
@@ -142,6 +144,28 @@ bool nextok__dec_first_matters(const struct nextok__decoder *dec);
  * cannot act on a stream. */
 nextok_status nextok__dec_global(const struct nextok__decoder *dec, struct nextok__strip *strip,
                                  struct nextok_error *err);
+
+/* ---- the loaders with an allocator (the public ones pass nextok__mem_libc;
+ * the vocabulary and every block of the load come from mem) ------------- */
+
+nextok_status nextok__load_file(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                const char *path, struct nextok_error *err);
+nextok_status nextok__load_gguf(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                const char *path, struct nextok_error *err);
+nextok_status nextok__load_gguf_mem(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                    const void *data, size_t size, struct nextok_error *err);
+nextok_status nextok__load_hf_json(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                   const char *path, struct nextok_error *err);
+nextok_status nextok__load_hf_json_mem(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                       const struct nextok_hf_json_mem *files,
+                                       struct nextok_error *err);
+nextok_status nextok__load_tiktoken(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                    const char *path, const struct nextok_special_token *specials,
+                                    size_t n_specials, struct nextok_error *err);
+nextok_status nextok__load_tiktoken_mem(struct nextok_vocab **out, const struct nextok__mem *mem,
+                                        const void *data, size_t size,
+                                        const struct nextok_special_token *specials,
+                                        size_t n_specials, struct nextok_error *err);
 
 /* HF-style ByteFallback token "<0xNN>": the byte, or -1. */
 int nextok__byte_token(const char *s, size_t len);

@@ -499,7 +499,7 @@ void nextok__fz_sort_many(struct nextok__fused *f, struct nextok_token_data *a, 
         nextok__fz_sort(a, n);
         return;
     }
-    if (!f->cq2) f->cq2 = malloc(((size_t)f->n_vocab + NEXTOK__FZ_SLACK) * sizeof *f->cq2);
+    if (!f->cq2) f->cq2 = nextok__alloc(&f->mem, ((size_t)f->n_vocab + NEXTOK__FZ_SLACK) * sizeof *f->cq2);
     if (!f->cq2) {
         nextok__fz_sort(a, n);
         return;

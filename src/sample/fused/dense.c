@@ -11,10 +11,11 @@
 bool nextok__fz_dense_reserve(struct nextok__fused *f)
 {
     const size_t v = (size_t)f->n_vocab;
-    if (!f->dist.w) f->dist.w = malloc(v * sizeof *f->dist.w);
-    if (!f->dist.bsum) f->dist.bsum = malloc(((v + 63) / 64) * sizeof *f->dist.bsum);
-    if (!f->dist.cum) f->dist.cum = malloc(((v + 63) / 64) * sizeof *f->dist.cum);
-    if (!f->dist.gmax) f->dist.gmax = malloc(((v + 63) / 64) * sizeof *f->dist.gmax);
+    const struct nextok__mem *m = &f->mem;
+    if (!f->dist.w) f->dist.w = nextok__alloc_array(m, v, sizeof *f->dist.w);
+    if (!f->dist.bsum) f->dist.bsum = nextok__alloc_array(m, (v + 63) / 64, sizeof *f->dist.bsum);
+    if (!f->dist.cum) f->dist.cum = nextok__alloc_array(m, (v + 63) / 64, sizeof *f->dist.cum);
+    if (!f->dist.gmax) f->dist.gmax = nextok__alloc_array(m, (v + 63) / 64, sizeof *f->dist.gmax);
     return f->dist.w && f->dist.bsum && f->dist.cum && f->dist.gmax;
 }
 

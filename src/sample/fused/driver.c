@@ -12,43 +12,45 @@
 void nextok__fused_free(struct nextok__fused *f)
 {
     if (!f) return;
-    free(f->plan.steps);
-    free(f->ovr.tmask);
-    free(f->ovr.touched);
-    free(f->ovr.ov);
-    free(f->cids);
-    free(f->cvals);
-    free(f->sample);
-    free(f->sel);
-    free(f->blkmax);
-    free(f->dist.w);
-    free(f->dist.bsum);
-    free(f->dist.cum);
-    free(f->dist.gmax);
-    free(f->cq);
-    free(f->cq2);
-    free(f->hq);
-    free(f->tpw);
-    free(f->hn);
-    free(f->tys);
-    free(f);
+    const struct nextok__mem m = f->mem;
+    nextok__free(&m, f->plan.steps);
+    nextok__free(&m, f->ovr.tmask);
+    nextok__free(&m, f->ovr.touched);
+    nextok__free(&m, f->ovr.ov);
+    nextok__free(&m, f->cids);
+    nextok__free(&m, f->cvals);
+    nextok__free(&m, f->sample);
+    nextok__free(&m, f->sel);
+    nextok__free(&m, f->blkmax);
+    nextok__free(&m, f->dist.w);
+    nextok__free(&m, f->dist.bsum);
+    nextok__free(&m, f->dist.cum);
+    nextok__free(&m, f->dist.gmax);
+    nextok__free(&m, f->cq);
+    nextok__free(&m, f->cq2);
+    nextok__free(&m, f->hq);
+    nextok__free(&m, f->tpw);
+    nextok__free(&m, f->hn);
+    nextok__free(&m, f->tys);
+    nextok__free(&m, f);
 }
 
-static struct nextok__fused *fused_alloc(int32_t n_vocab)
+static struct nextok__fused *fused_alloc(const struct nextok__mem *m, int32_t n_vocab)
 {
-    struct nextok__fused *f = calloc(1, sizeof *f);
+    struct nextok__fused *f = nextok__calloc(m, 1, sizeof *f);
     if (!f) return NULL;
     const size_t v = (size_t)n_vocab;
+    f->mem = *m;
     f->n_vocab = n_vocab;
     f->dist.n_vocab = v;
-    f->ovr.tmask = calloc(v, 1);
-    f->cids = malloc((v + NEXTOK__FZ_SLACK) * sizeof *f->cids);
-    f->cvals = malloc((v + NEXTOK__FZ_SLACK) * sizeof *f->cvals);
-    f->sample = malloc(NEXTOK__FZ_SAMPLE_N * sizeof *f->sample);
-    f->sel = malloc((v + NEXTOK__FZ_SLACK) * sizeof *f->sel);
-    f->blkmax = malloc((v / NEXTOK__BLK + 1) * sizeof *f->blkmax);
+    f->ovr.tmask = nextok__calloc(m, v, 1);
+    f->cids = nextok__alloc_array(m, v + NEXTOK__FZ_SLACK, sizeof *f->cids);
+    f->cvals = nextok__alloc_array(m, v + NEXTOK__FZ_SLACK, sizeof *f->cvals);
+    f->sample = nextok__alloc_array(m, NEXTOK__FZ_SAMPLE_N, sizeof *f->sample);
+    f->sel = nextok__alloc_array(m, v + NEXTOK__FZ_SLACK, sizeof *f->sel);
+    f->blkmax = nextok__alloc_array(m, v / NEXTOK__BLK + 1, sizeof *f->blkmax);
     /* the touched list always exists, so appending to it never adds to NULL */
-    const bool ok = nextok__fz_grow((void **)&f->ovr.touched, &f->ovr.touched_cap, 64,
+    const bool ok = nextok__fz_grow(m, (void **)&f->ovr.touched, &f->ovr.touched_cap, 64,
                                     sizeof *f->ovr.touched);
     if (!ok || !f->ovr.tmask || !f->cids || !f->cvals || !f->sample || !f->sel || !f->blkmax) {
         nextok__fused_free(f);
@@ -141,9 +143,10 @@ bool nextok__fused_run(struct nextok__fused **fp, const struct nextok__fz_chain 
                        enum nextok_dtype dt, struct nextok_token_data_array *out, size_t *tail)
 {
     struct nextok__fused *f = *fp;
-    if (!f && !(f = *fp = fused_alloc(c->n_vocab))) return false;
+    if (!f && !(f = *fp = fused_alloc(c->mem, c->n_vocab))) return false;
     f->dist.valid = false;
-    if (!f->plan.valid && !nextok__fz_plan_build(&f->plan, c->stages, c->n_stages)) return false;
+    if (!f->plan.valid && !nextok__fz_plan_build(&f->mem, &f->plan, c->stages, c->n_stages))
+        return false;
     if (!f->plan.fusable) return false;
     struct nextok__fz_run r = {.f = f, .k = nextok__kernels(), .fk = nextok__fused_kernels(), .row = row, .dt = dt,
                                .V = (size_t)c->n_vocab, .t = 1.0f, .t_after = 1.0f, .stages = c->stages,

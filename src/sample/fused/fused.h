@@ -22,6 +22,7 @@
 #define NEXTOK_FUSED_H
 
 #include "../arch/canonical.h"
+#include "../../common/alloc.h"
 
 struct nextok__fused; /* plan and workspace, one per chain */
 struct nextok__dist;  /* a dense result                   */
@@ -33,6 +34,7 @@ struct nextok__fz_chain {
     uint64_t step;
     int32_t n_vocab;
     struct nextok_token_data *work; /* n_vocab candidates of scratch */
+    const struct nextok__mem *mem;  /* the chain's: the workspace is allocated with it */
 };
 
 /* Run the fused prefix of chain c on a row (*f: the chain's workspace,

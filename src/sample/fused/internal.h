@@ -135,6 +135,7 @@ struct nextok__dist {
 /* ---- the workspace ------------------------------------------------------- */
 
 struct nextok__fused {
+    struct nextok__mem mem; /* the chain's: every buffer here is allocated with it */
     int32_t n_vocab;
     struct nextok__fz_plan plan;
     struct nextok__fz_ov ovr;
@@ -221,10 +222,11 @@ static inline const float *fz_vals(const struct nextok__fz_run *r, size_t i0, si
 }
 
 /* Grow *p (elements of elem bytes) to hold need, geometrically. */
-bool nextok__fz_grow(void **p, size_t *cap, size_t need, size_t elem);
+bool nextok__fz_grow(const struct nextok__mem *mem, void **p, size_t *cap, size_t need, size_t elem);
 
 /* Build the plan of a chain's stages (plan.c). false: out of memory. */
-bool nextok__fz_plan_build(struct nextok__fz_plan *pl, struct nextok_sampler *const *st, size_t n);
+bool nextok__fz_plan_build(const struct nextok__mem *mem, struct nextok__fz_plan *pl,
+                           struct nextok_sampler *const *st, size_t n);
 
 /* ---- overrides.c ----------------------------------------------------------- */
 

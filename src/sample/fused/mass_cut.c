@@ -13,10 +13,13 @@
 bool nextok__fz_mass_reserve(struct nextok__fused *f)
 {
     if (!nextok__fz_dense_reserve(f)) return false;
-    if (!f->cq) f->cq = malloc(((size_t)f->n_vocab + NEXTOK__FZ_SLACK) * sizeof *f->cq);
-    if (!f->hq) f->hq = malloc(2 * sizeof *f->hq); /* typical interleaves two */
-    if (!f->tpw) f->tpw = calloc(2 * NEXTOK__FZ_HBINS, sizeof *f->tpw); /* tp_window keeps it zero */
-    if (!f->hn) f->hn = malloc(2 * sizeof *f->hn);
+    const struct nextok__mem *m = &f->mem;
+    if (!f->cq)
+        f->cq = nextok__alloc_array(m, (size_t)f->n_vocab + NEXTOK__FZ_SLACK, sizeof *f->cq);
+    if (!f->hq) f->hq = nextok__alloc_array(m, 2, sizeof *f->hq); /* typical interleaves two */
+    if (!f->tpw) /* tp_window keeps it zero */
+        f->tpw = nextok__calloc(m, 2 * NEXTOK__FZ_HBINS, sizeof *f->tpw);
+    if (!f->hn) f->hn = nextok__alloc_array(m, 2, sizeof *f->hn);
     return f->cq && f->hq && f->hn && f->tpw;
 }
 

@@ -46,7 +46,8 @@ static float ty_value(const struct nextok__fz_run *r, int32_t id)
 
 static bool ty_reserve(struct nextok__fused *f)
 {
-    if (!f->tys) f->tys = malloc((((size_t)f->n_vocab + 63) / 64) * sizeof *f->tys);
+    if (!f->tys)
+        f->tys = nextok__alloc_array(&f->mem, ((size_t)f->n_vocab + 63) / 64, sizeof *f->tys);
     return f->tys != NULL;
 }
 

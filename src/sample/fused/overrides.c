@@ -8,12 +8,13 @@
  */
 #include "internal.h"
 
-bool nextok__fz_grow(void **p, size_t *cap, size_t need, size_t elem)
+bool nextok__fz_grow(const struct nextok__mem *mem, void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return true;
     size_t n = *cap ? *cap : 64;
     while (n < need) n *= 2;
-    void *q = realloc(*p, n * elem);
+    if (n > SIZE_MAX / elem) return false;
+    void *q = nextok__realloc(mem, *p, n * elem);
     if (!q) return false;
     *p = q;
     *cap = n;
@@ -84,7 +85,8 @@ static size_t collect_touched(struct nextok__fz_run *r)
         const size_t room = o->touched_cap - n;
         size_t got = touched_of(sp, o->touched + n, room);
         if (got > room) {
-            if (!nextok__fz_grow((void **)&o->touched, &o->touched_cap, n + got, sizeof *o->touched))
+            if (!nextok__fz_grow(&r->f->mem, (void **)&o->touched, &o->touched_cap, n + got,
+                                 sizeof *o->touched))
                 return (size_t)-1;
             got = touched_of(sp, o->touched + n, got);
         }
@@ -112,7 +114,8 @@ bool nextok__fz_overrides(struct nextok__fz_run *r)
     const size_t n = collect_touched(r);
     if (n == (size_t)-1) return false;
     r->n_touched = o->n_touched = n;
-    if (!nextok__fz_grow((void **)&o->ov, &o->ov_cap, n ? n : 1, sizeof *o->ov)) return false;
+    if (!nextok__fz_grow(&r->f->mem, (void **)&o->ov, &o->ov_cap, n ? n : 1, sizeof *o->ov))
+        return false;
     /* the touched ids ascend: ov is gathered in id order */
     for (size_t j = 0; j < n; j++) {
         const float x = nextok__row_get(r->row, r->dt, (size_t)o->touched[j]);

@@ -129,9 +129,11 @@ static struct nextok__fz_step plan_step(struct nextok_sampler *const *st, size_t
  * first route. A plan is fusable when a route may be reached, or when a
  * whitelist or a token bitmask says which ids are candidates (the driver
  * gathers them). */
-bool nextok__fz_plan_build(struct nextok__fz_plan *pl, struct nextok_sampler *const *st, size_t n)
+bool nextok__fz_plan_build(const struct nextok__mem *mem, struct nextok__fz_plan *pl,
+                           struct nextok_sampler *const *st, size_t n)
 {
-    if (!nextok__fz_grow((void **)&pl->steps, &pl->cap, n ? n : 1, sizeof *pl->steps)) return false;
+    if (!nextok__fz_grow(mem, (void **)&pl->steps, &pl->cap, n ? n : 1, sizeof *pl->steps))
+        return false;
     size_t i = 0;
     pl->has_allowed = pl->has_mask = false;
     for (; i < n && route_of(st[i])->role == ROLE_PROCESSOR; i++) {
