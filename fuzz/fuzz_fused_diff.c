@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_known.h"
 #include "fuzz_reach.h"
 #include "nextok.h"
 
@@ -424,10 +423,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (b && b->pa && b->pb) {
         if (prepare(&s, a) != prepare(&s, c)) differ(&s, 0, "prompt/history status");
         for (size_t step = 0; step < s.steps; step++) {
-            if (fuzz_known_minus60_band(c, row, s.dt, s.V)) {
-                fuzz_reached("skipped:minus60-band");
-                break;
-            }
             if (!step_both(&s, step, a, c, row, b)) break;
         }
     }

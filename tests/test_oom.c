@@ -1200,8 +1200,7 @@ static int load_gpt2(void)
         return 0;
     }
     static const char *const texts[] = {"\xc4\xa0the",
-                                        "\xc4\xa0"
-                                        "cat",
+                                        ("\xc4\xa0" "cat"), /* split: \xa0c would be one escape */
                                         "\xc4\xa0Hello",
                                         ",",
                                         "\xc4\xa0world",

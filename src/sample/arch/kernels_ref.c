@@ -26,13 +26,6 @@ static inline int nonfinite_f(float x)
     return (u & 0x7f800000u) == 0x7f800000u;
 }
 
-static inline uint32_t fkey(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return nextok__fkey_bits(u);
-}
-
 static float ref_max(const void *row, enum nextok_dtype dt, size_t n, int *nonfinite)
 {
     float m = -INFINITY;
