@@ -7,6 +7,8 @@
  */
 #include "harness.h"
 #include "nextok.h"
+#include "sample/chain_internal.h"
+#include "sample/fused/internal.h"
 
 #include <stdint.h>
 
@@ -28,7 +30,7 @@ static float gauss(void)
     return (float)(sqrt(-2.0 * log(u > 1e-300 ? u : 1e-300)) * cos(6.283185307179586 * v));
 }
 
-#define VMAX 20000
+#define VMAX 100000
 #define WMAX ((VMAX + 31) / 32 + 4)
 
 /* A random mask allowing about a fraction `frac` of [0, V) (at least one id),
@@ -62,7 +64,7 @@ static struct nextok_sampling_params random_params(size_t V)
     p.seed = rnd() % 1000;
     p.temperature = (float[]){0.0f, 0.7f, 1.0f, 1.3f}[rnd() % 4];
     p.top_k = (int32_t[]){0, 1, 40, 5000}[rnd() % 4];
-    p.top_p = (float[]){1.0f, 0.9f, 0.5f}[rnd() % 3];
+    p.top_p = (float[]){1.0f, 1.0f, 0.9f, 0.5f}[rnd() % 4];
     p.min_p = (float[]){0.0f, 0.05f}[rnd() % 2];
     p.typical_p = rnd() % 5 == 0 ? 0.9f : 1.0f;
     if (rnd() % 2) p.repeat_penalty = 1.2f;
@@ -83,14 +85,22 @@ static void noop_observer(size_t i, const char *name, const struct nextok_token_
     (void)i, (void)name, (void)cur, (void)u;
 }
 
-/* One step of three chains on a row: same status, token and distribution. */
-static bool same_step(struct nextok_chain *c[3], const float *row, size_t V, const char *what)
+/* One step of three chains on a row (f32 values, passed as dtype dt): same
+ * status, token and distribution. */
+static bool same_step(struct nextok_chain *c[3], const float *row, size_t V, enum nextok_dtype dt,
+                      const char *what)
 {
+    static uint16_t half[VMAX];
+    const void *r = row;
+    if (dt != NEXTOK_DTYPE_F32) {
+        for (size_t i = 0; i < V; i++) half[i] = dt == NEXTOK_DTYPE_F16 ? nextok_f32_to_f16(row[i]) : nextok_f32_to_bf16(row[i]);
+        r = half;
+    }
     static struct nextok_token_data o[3][VMAX];
     int32_t t[3] = {-1, -1, -1};
     size_t n[3] = {0, 0, 0};
     nextok_status rc[3];
-    for (int k = 0; k < 3; k++) rc[k] = nextok_chain_probs(c[k], row, NEXTOK_DTYPE_F32, o[k], V, &n[k], &t[k]);
+    for (int k = 0; k < 3; k++) rc[k] = nextok_chain_probs(c[k], r, dt, o[k], V, &n[k], &t[k]);
     CHECK_MSG(rc[0] == rc[1] && rc[1] == rc[2], "%s: %s / %s / %s", what, nextok_status_name(rc[0]),
               nextok_status_name(rc[1]), nextok_status_name(rc[2]));
     if (rc[0] != NEXTOK_OK || rc[1] != NEXTOK_OK || rc[2] != NEXTOK_OK) return false;
@@ -114,10 +124,10 @@ TEST(test_bitmask_equals_allowed_list)
     static float row[VMAX];
     static int32_t words[WMAX], ids[VMAX];
     const double fracs[] = {0.0, 0.0005, 0.01, 0.2, 0.5, 0.99, 1.0};
-    int runs = 0, fused = 0;
+    int runs = 0, fused = 0, kernels = 0;
     for (int rep = 0; rep < 30; rep++)
         for (size_t fi = 0; fi < sizeof fracs / sizeof *fracs; fi++) {
-            const size_t V = (size_t[]){1, 31, 32, 33, 1000, 20000}[rnd() % 6];
+            const size_t V = (size_t[]){1, 31, 32, 33, 1000, 20000, 100000}[rnd() % 7];
             struct nextok_sampling_params p = random_params(V);
             const size_t n = make_mask(V, fracs[fi], words, ids);
             const int32_t prompt[3] = {0, (int32_t)(V / 2), (int32_t)(V - 1)};
@@ -131,22 +141,26 @@ TEST(test_bitmask_equals_allowed_list)
                 nextok_chain_set_observer(c[1], noop_observer, NULL);
                 nextok_chain_set_observer(c[2], noop_observer, NULL);
                 for (int k = 0; k < 3; k++) CHECK_OK(nextok_chain_set_prompt(c[k], prompt, 3));
+                const enum nextok_dtype dt = (enum nextok_dtype)(rnd() % 3);
                 for (int st = 0; st < 3; st++) {
                     for (size_t i = 0; i < V; i++) row[i] = gauss() * 2.0f;
                     CHECK_OK(nextok_chain_set_token_bitmask(c[0], words, (V + 31) / 32));
                     CHECK_OK(nextok_chain_set_token_bitmask(c[1], words, (V + 31) / 32));
                     char what[96];
                     snprintf(what, sizeof what, "V %zu frac %g step %d", V, fracs[fi], st);
-                    const bool ok = same_step(c, row, V, what);
+                    const bool ok = same_step(c, row, V, dt, what);
                     runs++;
                     fused += ok && nextok_chain_last_fused(c[0]);
+                    /* the mask applied in the SIMD passes, not gathered */
+                    kernels += ok && nextok_chain_last_fused(c[0]) && c[0]->fused->plan.mask_kernels;
                     if (!ok) break;
                 }
             }
             for (int k = 0; k < 3; k++) nextok_chain_free(c[k]);
         }
-    printf("  %d masked steps, %d ran the fused path\n", runs, fused);
-    CHECK(runs > 300 && fused > runs / 2);
+    printf("  %d masked steps, %d ran the fused path, %d of them with the mask in the passes\n", runs, fused,
+           kernels);
+    CHECK(runs > 300 && fused > runs / 2 && kernels > runs / 4);
 }
 
 /* Every misuse is an error that changes nothing. */

@@ -161,6 +161,78 @@ static void check_block_max(const struct nextok__kernels *r, const void *row, en
     }
 }
 
+/*
+ * The token-bitmask kernels against the reference on the row of check_one:
+ * masks allowing none, about 1 %, half and every element (bits past n set
+ * too), max, block maxima, compaction at a few thresholds (ids from 0 and
+ * from 64: bits are read at base + i), compaction by blocks, and the
+ * weights (every output bit for bit) at divisors 1 and 0.8.
+ */
+static void check_masked(const void *row, enum nextok_dtype dt, size_t n, int kind)
+{
+    static uint32_t mask[MAXN / 32 + 8];
+    static float w[2][MAXN + 64], bm[2][MAXN / 256 + 2], b0[MAXN / NEXTOK__BLK + 2], b1[MAXN / NEXTOK__BLK + 2];
+    static double bs[2][MAXN / 64 + 2], cum[2][MAXN / 64 + 2];
+    const struct nextok__fused_kernels *rf = nextok__fused_kernels_ref();
+    const double dens = (double[]){0.0, 0.01, 0.5, 1.0}[next_u64() % 4];
+    for (size_t k = 0; k < MAXN / 32 + 8; k++) {
+        uint32_t x = 0;
+        for (int b = 0; b < 32; b++) x |= (uint32_t)(unif() < dens) << b;
+        mask[k] = x;
+    }
+    size_t plain = 0; /* the count by a plain loop */
+    for (size_t i = 0; i < n; i++) plain += (mask[i / 32] >> (i % 32)) & 1u;
+    CHECK_MSG(rf->count_allowed(mask, n) == plain && g_f->count_allowed(mask, n) == plain,
+              "%s count_allowed n %zu dens %g", g_f->name, n, dens);
+    int f0 = 0, f1 = 0;
+    const float m0 = rf->max_masked(row, dt, n, mask, &f0), m1 = g_f->max_masked(row, dt, n, mask, &f1);
+    CHECK_MSG(same_float(m0, m1) && f0 == f1, "%s max_masked kind %d dt %d n %zu dens %g", g_f->name, kind, dt, n,
+              dens);
+    f0 = f1 = 0;
+    const size_t nb0 = rf->block_max_masked(row, dt, n, mask, b0, &f0);
+    const size_t nb1 = g_f->block_max_masked(row, dt, n, mask, b1, &f1);
+    bool same = nb0 == nb1 && f0 == f1;
+    for (size_t b = 0; same && !f0 && b < nb0; b++) same = b0[b] == b1[b]; /* as values */
+    CHECK_MSG(same, "%s block_max_masked kind %d dt %d n %zu dens %g", g_f->name, kind, dt, n, dens);
+    const float thrs[3] = {m0, 0.5f, -INFINITY};
+    for (int t = 0; t < 3; t++) {
+        const int32_t base = t == 1 ? 64 : 0; /* the row as the ids 64 .. (the mask read from there) */
+        f0 = f1 = 0;
+        const size_t k0 = rf->compact_masked(row, dt, n, thrs[t], base, mask, g_ids[0], g_vals[0], MAXN, &f0);
+        const size_t k1 = g_f->compact_masked(row, dt, n, thrs[t], base, mask, g_ids[1], g_vals[1], MAXN, &f1);
+        CHECK_MSG(same_compact(k0, f0, k1, f1, g_ids[0], g_vals[0], g_ids[1], g_vals[1], MAXN),
+                  "%s compact_masked kind %d dt %d n %zu dens %g thr %g: %zu vs %zu", g_f->name, kind, dt, n, dens,
+                  (double)thrs[t], k0, k1);
+        if (f0 || base) continue; /* compact_blocks: finite rows, ids from 0 */
+        const size_t j0 = rf->compact_blocks_masked(row, dt, n, thrs[t], b0, mask, g_ids[0], g_vals[0], MAXN, &f0);
+        const size_t j1 = g_f->compact_blocks_masked(row, dt, n, thrs[t], b0, mask, g_ids[1], g_vals[1], MAXN, &f1);
+        CHECK_MSG(j0 == k0 && same_compact(j0, 0, j1, 0, g_ids[0], g_vals[0], g_ids[1], g_vals[1], MAXN),
+                  "%s compact_blocks_masked kind %d dt %d n %zu dens %g: %zu, %zu vs %zu", g_f->name, kind, dt, n,
+                  dens, k0, j0, j1);
+    }
+    /* the weights where the fused path uses them: the row's extremes always;
+     * the weights of a finite row with the canonical reference of its
+     * allowed maximum, and the unscaled ones where they are exact
+     * (nextok__wref_unscaled_ok) */
+    if (f0 || m0 == -INFINITY) return;
+    for (int d = 0; d < 4; d++) {
+        const float div = d & 1 ? 0.8f : 1.0f;
+        const struct nextok__wref cref = nextok__wref_of(div == 1.0f ? m0 : m0 / div);
+        const struct nextok__wref *wr = d & 2 ? &cref : &nextok__wref_unscaled;
+        float lo[2], hi[2];
+        rf->weights_masked(row, dt, n, div, wr, mask, w[0], bs[0], cum[0], bm[0], &lo[0], &hi[0]);
+        g_f->weights_masked(row, dt, n, div, wr, mask, w[1], bs[1], cum[1], bm[1], &lo[1], &hi[1]);
+        const size_t nb = (n + 63) / 64, ng = (n + 255) / 256;
+        same = same_float(lo[0], lo[1]) && same_float(hi[0], hi[1]);
+        for (size_t g = 0; same && g < ng; g++) same = same_float(bm[0][g], bm[1][g]);
+        if (same && (wr == &cref || nextok__wref_unscaled_ok(lo[0], hi[0])))
+            same = memcmp(w[0], w[1], n * sizeof(float)) == 0 && memcmp(bs[0], bs[1], nb * sizeof(double)) == 0 &&
+                   memcmp(cum[0], cum[1], nb * sizeof(double)) == 0;
+        CHECK_MSG(same, "%s weights_masked kind %d dt %d n %zu dens %g div %g %s", g_f->name, kind, dt, n, dens,
+                  (double)div, d & 2 ? "canonical" : "unscaled");
+    }
+}
+
 static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
 {
     const struct nextok__kernels *r = nextok__kernels_ref();
@@ -174,6 +246,7 @@ static void check_one(enum row_kind kind, enum nextok_dtype dt, size_t n)
               g_k->name, kind, dt, n, (double)m0, nf0, (double)m1, nf1);
 
     check_block_max(r, row, dt, n, "row");
+    check_masked(row, dt, n, kind);
 
     /* thresholds: the max, a row value, a quantile-ish value, ±inf, below all */
     float thrs[6] = {m0, n ? g_refrow[next_u64() % n] : 0.0f, 0.5f, -INFINITY, INFINITY, -1e30f};
@@ -685,6 +758,8 @@ TEST(test_tables_complete)
         CHECK(f[t]->sum_sq && f[t]->sum_sq_dbl && f[t]->weights && f[t]->weights_ge && f[t]->compact_range &&
               f[t]->cut_weights && f[t]->mass_above && f[t]->mass_band && f[t]->wvsum && f[t]->typscan &&
               f[t]->cut_keys);
+        CHECK(f[t]->count_allowed && f[t]->max_masked && f[t]->block_max_masked && f[t]->compact_masked && f[t]->compact_blocks_masked &&
+              f[t]->weights_masked);
     }
 #if defined(NEXTOK_EXPECT_X86_KERNELS)
     /* an x86-64 build with NEXTOK_SIMD=ON must have compiled both ISAs */

@@ -25,7 +25,7 @@ static const struct nextok__fused_kernels *g_fused;
 static bool has_avx2(void)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("popcnt");
 }
 
 static bool has_avx512(void)

@@ -88,9 +88,37 @@ struct nextok__kernels {
     void (*probs)(const float *w, size_t n, double z, float *p);
 };
 
-/* The fused path's steps (fused.c, fused_top_p.c, fused_typical.c). */
+/* The fused path's steps (src/sample/fused/). */
 struct nextok__fused_kernels {
     const char *name; /* as its struct nextok__kernels' */
+
+    /* ---- a token bitmask (nextok_sampler_init_token_bitmask): element i of
+     * a row is allowed iff bit i % 32 of mask[i / 32] is set (i counted from
+     * the row's id 0: a kernel given base reads bit base + i, base a
+     * multiple of 32). Non-finite values are reported wherever they are,
+     * allowed or not (the plain chain's input rules see the whole row). */
+
+    /* How many of the ids 0 .. n-1 the mask allows. */
+    size_t (*count_allowed)(const uint32_t *mask, size_t n);
+    /* max over the allowed elements (-inf if none). */
+    float (*max_masked)(const void *row, enum nextok_dtype dt, size_t n, const uint32_t *mask,
+                        int *nonfinite);
+    /* block_max over the allowed elements (a block without one: -inf). */
+    size_t (*block_max_masked)(const void *row, enum nextok_dtype dt, size_t n, const uint32_t *mask,
+                               float *bmax, int *nonfinite);
+    /* compact_ge of the allowed elements (ids base + i). */
+    size_t (*compact_masked)(const void *row, enum nextok_dtype dt, size_t n, float thr, int32_t base,
+                             const uint32_t *mask, int32_t *ids, float *vals, size_t cap, int *nonfinite);
+    /* compact_blocks of the allowed elements (bmax: block_max_masked's). */
+    size_t (*compact_blocks_masked)(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                    const float *bmax, const uint32_t *mask, int32_t *ids, float *vals,
+                                    size_t cap, int *nonfinite);
+    /* weights with w[i] = 0 for a disallowed element, which vmin, vmax and
+     * bmax leave out (+inf, -inf and -inf when no element is allowed).
+     * Bit-identical in every ISA. */
+    void (*weights_masked)(const void *row, enum nextok_dtype dt, size_t n, float div,
+                           const struct nextok__wref *ref, const uint32_t *mask, float *w, double *bsum,
+                           double *cum, float *bmax, float *vmin, float *vmax);
 
     /* One pass for top-n-sigma: returns the largest element and sets
      * *nonfinite exactly as max does; and, with v = x / div in float (div >
@@ -219,6 +247,15 @@ size_t nextok__compact_blocks_by(size_t (*compact_ge)(const void *, enum nextok_
                                  nextok__block_fn block, const void *row, enum nextok_dtype dt, size_t n,
                                  float thr, const float *bmax, int32_t *ids, float *vals, size_t cap,
                                  int *nonfinite);
+
+/* compact_blocks_masked by calls of a compact_masked per run of blocks that
+ * reach thr (every table's). */
+typedef size_t (*nextok__compact_masked_fn)(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                            int32_t base, const uint32_t *mask, int32_t *ids, float *vals,
+                                            size_t cap, int *nonfinite);
+size_t nextok__compact_blocks_masked_by(nextok__compact_masked_fn compact, const void *row, enum nextok_dtype dt,
+                                        size_t n, float thr, const float *bmax, const uint32_t *mask, int32_t *ids,
+                                        float *vals, size_t cap, int *nonfinite);
 
 /* The tables for this CPU, of one ISA (NEXTOK_FORCE_REF=1 in the
  * environment forces the reference, NEXTOK_FORCE_AVX2=1 AVX2 on an AVX-512

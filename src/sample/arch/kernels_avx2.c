@@ -37,6 +37,12 @@ static const struct nextok__kernels avx2_table = {
 
 static const struct nextok__fused_kernels avx2_fused = {
     .name = "avx2",
+    .count_allowed = simd_count_allowed,
+    .max_masked = simd_max_masked,
+    .block_max_masked = simd_block_max_masked,
+    .compact_masked = simd_compact_masked,
+    .compact_blocks_masked = simd_compact_blocks_masked,
+    .weights_masked = simd_weights_masked,
     .sum_sq = simd_sum_sq,
     .sum_sq_dbl = simd_sum_sq_dbl,
     .weights = simd_weights,

@@ -525,10 +525,16 @@ AI vf weight_v(vf x, vf v, vf cv, vtab tab, vf cutv, vf gev, int full, int ge)
  * work waits for it (flat V 128256 weights pass at T = 0.8: 27.7 -> 25.5 us,
  * docs/performance.md).
  */
+/* The lanes of the ids a .. a + VL - 1 a token bitmask allows (a a
+ * multiple of VL, so they are VL bits of one word). */
+AI vm allowed_v(const uint32_t *mask, size_t a) { return vm_of_bits(mask[a >> 5] >> (a & 31)); }
+
 AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div, const struct nextok__wref *ref,
-                     int full, int xd, int ge, float gef, float *w, double *bsum, double *cum, float *bmax,
-                     float *vmin, float *vmax)
+                     int full, int xd, int ge, float gef, const uint32_t *mask, float *w, double *bsum,
+                     double *cum, float *bmax, float *vmin, float *vmax)
 {
+    /* mask (a token bitmask, or NULL: a constant in every caller): a
+     * disallowed lane weighs +0 and is left out of the extremes and maxima */
     const vf gev = vf_set1(gef);
     const vf cv = vf_set1(ref->c), cutv = vf_set1(ref->cut);
     const vtab tab = wtab_of(ref);
@@ -543,12 +549,17 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
         UNROLL for (int k = 0; k < NACC; k++) a[k] = vf_zero();
         UNROLL for (size_t j = 0; j < 64 / VL; j++) { /* lane sums in float, in order */
             const size_t i = b * 64 + j * VL;
-            const vf x = vf_load_dt(row, dt, i), v = temp_v(x, div, full);
+            vf x = vf_load_dt(row, dt, i);
+            if (mask) V_PIN(x);
+            const vf v = temp_v(x, div, full);
+            const vm am = mask ? allowed_v(mask, i) : vm_first(VL);
             if (!ge) {
-                lo = vf_min(xd ? x : v, lo); /* NaN: lo kept */
-                bm = vf_max(xd ? x : v, bm);
+                const vf xv = xd ? x : v;
+                lo = mask ? vf_min_where(am, xv, lo) : vf_min(xv, lo); /* NaN: lo kept */
+                bm = mask ? vf_max_where(am, xv, bm) : vf_max(xv, bm);
             }
-            const vf e = weight_v(x, v, cv, tab, cutv, gev, full, ge);
+            vf e = weight_v(x, v, cv, tab, cutv, gev, full, ge);
+            if (mask) e = vf_maskz(am, e);
             vf_store(w + i, e);
             a[j % NACC] = vf_add(a[j % NACC], e);
         }
@@ -562,11 +573,13 @@ AI void weights_impl(enum nextok_dtype dt, const void *row, size_t n, float div,
     }
     if (b > 0) cum[b - 1] = acc += bsum[b - 1] = vf_tree16(pa);
     for (size_t i = b * 64; i < n; i += VL) { /* the partial block: partial vectors */
-        const vm k = vm_first(n - i);
+        const vm k = mask ? vm_and(vm_first(n - i), allowed_v(mask, i)) : vm_first(n - i);
         const vf x = vf_load_dt_tail(row, dt, i, n - i, -INFINITY), v = temp_v(x, div, full);
         lo = vf_select(k, vf_min(xd ? x : v, lo), lo);
         bm = vf_select(k, vf_max(xd ? x : v, bm), bm);
-        vf_store_tail(w + i, weight_v(x, v, cv, tab, cutv, gev, full, ge), n - i);
+        vf e = weight_v(x, v, cv, tab, cutv, gev, full, ge);
+        if (mask) e = vf_maskz(k, e);
+        vf_store_tail(w + i, e, n - i);
     }
     if (b * 64 < n) {
         bsum[b] = nextok__wblock(w + b * 64, n - b * 64);
@@ -594,24 +607,186 @@ KERNEL void simd_weights(const void *row, enum nextok_dtype dt, size_t n, float 
     /* div == 1 and the tests as constants: loops without per-vector branches */
     const int full = !nextok__wref_is_unscaled(ref);
     if (div == 1.0f && !full)
-        BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+        BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, 0, 0, 0.0f, NULL, w, bsum, cum, bmax, vmin, vmax);
     else if (div == 1.0f)
-        BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+        BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, 0, 0, 0.0f, NULL, w, bsum, cum, bmax, vmin, vmax);
     else if (!full && div > 0.0f && div < INFINITY)
-        BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 1, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+        BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 1, 0, 0.0f, NULL, w, bsum, cum, bmax, vmin, vmax);
     else if (!full)
-        BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+        BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, 0, 0.0f, NULL, w, bsum, cum, bmax, vmin, vmax);
     else
-        BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, 0, 0.0f, w, bsum, cum, bmax, vmin, vmax);
+        BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, 0, 0.0f, NULL, w, bsum, cum, bmax, vmin, vmax);
 }
 
 KERNEL void simd_weights_ge(const void *row, enum nextok_dtype dt, size_t n, float div,
                             const struct nextok__wref *ref, float ge, float *w, double *bsum, double *cum)
 {
     if (nextok__wref_is_unscaled(ref))
-        BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, 1, ge, w, bsum, cum, NULL, NULL, NULL);
+        BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, 1, ge, NULL, w, bsum, cum, NULL, NULL, NULL);
     else
-        BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, 1, ge, w, bsum, cum, NULL, NULL, NULL);
+        BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, 1, ge, NULL, w, bsum, cum, NULL, NULL, NULL);
+}
+
+/* weights over the allowed elements of a token bitmask (the same cases as
+ * simd_weights, each with the mask). */
+KERNEL void simd_weights_masked(const void *row, enum nextok_dtype dt, size_t n, float div,
+                                const struct nextok__wref *ref, const uint32_t *mask, float *w, double *bsum,
+                                double *cum, float *bmax, float *vmin, float *vmax)
+{
+    const int full = !nextok__wref_is_unscaled(ref);
+    if (div == 1.0f && !full)
+        BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 0, 0, 0, 0.0f, mask, w, bsum, cum, bmax, vmin, vmax);
+    else if (div == 1.0f)
+        BY_DTYPE(weights_impl, dt, row, n, 1.0f, ref, 1, 0, 0, 0.0f, mask, w, bsum, cum, bmax, vmin, vmax);
+    else if (!full && div > 0.0f && div < INFINITY)
+        BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 1, 0, 0.0f, mask, w, bsum, cum, bmax, vmin, vmax);
+    else if (!full)
+        BY_DTYPE(weights_impl, dt, row, n, div, ref, 0, 0, 0, 0.0f, mask, w, bsum, cum, bmax, vmin, vmax);
+    else
+        BY_DTYPE(weights_impl, dt, row, n, div, ref, 1, 0, 0, 0.0f, mask, w, bsum, cum, bmax, vmin, vmax);
+}
+
+/* ---- the other passes over a token bitmask's allowed elements ---------------- */
+
+/* The ISA files are built with the popcount instruction (every CPU with
+ * AVX2 has it; dispatch.c checks), two words at a time. */
+KERNEL size_t simd_count_allowed(const uint32_t *mask, size_t n)
+{
+    size_t c = 0, k = 0;
+    for (; k + 2 <= n / 32; k += 2) c += (size_t)__builtin_popcountll((uint64_t)mask[k] | (uint64_t)mask[k + 1] << 32);
+    for (; k < n / 32; k++) c += (size_t)__builtin_popcount(mask[k]);
+    if (n % 32) c += (size_t)__builtin_popcount(mask[n / 32] & ((UINT32_C(1) << (n % 32)) - 1));
+    return c;
+}
+
+/* Into acc (VL running maxima) the allowed elements of row[0..n) (ids base
+ * + i, base a multiple of 32); into nf, x 0 + nf for every element, allowed
+ * or not: NaN from the first NaN or inf on (the plain chain's test, one fma
+ * where an exponent test costs two operations). 64 elements a step: two
+ * mask words, each read once, four independent chains; then one vector at
+ * a time. */
+AI void max_masked_run(enum nextok_dtype dt, const void *row, size_t n, size_t base, const uint32_t *mask,
+                       vf acc[4], vf nf[4])
+{
+    const vf zero = vf_zero();
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        const uint32_t w[2] = {mask[(base + i) >> 5], mask[((base + i) >> 5) + 1]};
+        UNROLL for (int u = 0; u < 64 / VL; u++) {
+            vf x = vf_load_dt(row, dt, i + (size_t)u * VL);
+            V_PIN(x);
+            nf[u % 4] = vf_fmadd(x, zero, nf[u % 4]);
+            acc[u % 4] = vf_max_where(vm_of_bits(w[u * VL / 32] >> (u * VL % 32)), x, acc[u % 4]);
+        }
+    }
+    for (; i < n; i += VL) {
+        const vm k = vm_first(n - i);
+        const vf x = vf_load_dt_tail(row, dt, i, n - i, -INFINITY);
+        nf[0] = vf_fmadd(vf_maskz(k, x), zero, nf[0]);
+        acc[0] = vf_max_where(vm_and(k, allowed_v(mask, base + i)), x, acc[0]);
+    }
+}
+
+AI float max_masked_impl(enum nextok_dtype dt, const void *row, size_t n, size_t base, const uint32_t *mask,
+                         vf nf[4])
+{
+    vf a[4];
+    UNROLL for (int u = 0; u < 4; u++) a[u] = vf_set1(-INFINITY);
+    max_masked_run(dt, row, n, base, mask, a, nf);
+    return vf_hmax(vf_max(vf_max(a[0], a[1]), vf_max(a[2], a[3])));
+}
+
+/* Whether a lane of the nf sums is NaN. */
+AI bool nf_any(const vf nf[4])
+{
+    const vf s = vf_add(vf_add(nf[0], nf[1]), vf_add(nf[2], nf[3]));
+    return vm_count(vf_cmp_le(s, s)) != VL;
+}
+
+AI float max_masked_entry(enum nextok_dtype dt, const void *row, size_t n, const uint32_t *mask, int *nonfinite)
+{
+    vf nf[4];
+    UNROLL for (int u = 0; u < 4; u++) nf[u] = vf_zero();
+    const float m = max_masked_impl(dt, row, n, 0, mask, nf);
+    *nonfinite |= nf_any(nf);
+    return m;
+}
+
+KERNEL float simd_max_masked(const void *row, enum nextok_dtype dt, size_t n, const uint32_t *mask,
+                             int *nonfinite)
+{
+    return BY_DTYPE(max_masked_entry, dt, row, n, mask, nonfinite);
+}
+
+AI size_t block_max_masked_impl(enum nextok_dtype dt, const void *row, size_t n, const uint32_t *mask,
+                                float *bmax, int *nonfinite)
+{
+    const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK;
+    vf nf[4];
+    UNROLL for (int u = 0; u < 4; u++) nf[u] = vf_zero();
+    for (size_t b = 0; b < nb; b++) {
+        const size_t i = b * NEXTOK__BLK, len = n - i < NEXTOK__BLK ? n - i : NEXTOK__BLK;
+        bmax[b] = max_masked_impl(dt, (const char *)row + i * esz, len, i, mask, nf);
+    }
+    *nonfinite |= nf_any(nf);
+    return nb;
+}
+
+KERNEL size_t simd_block_max_masked(const void *row, enum nextok_dtype dt, size_t n, const uint32_t *mask,
+                                    float *bmax, int *nonfinite)
+{
+    return BY_DTYPE(block_max_masked_impl, dt, row, n, mask, bmax, nonfinite);
+}
+
+/* The allowed x >= thr, 32 elements (one mask word) a step: a branch on
+ * each step's lanes, which predicts on the few survivors of top-k's and
+ * min-p's thresholds. */
+AI size_t compact_masked_impl(enum nextok_dtype dt, const void *row, size_t n, float thr, int32_t base,
+                              const uint32_t *mask, int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    const vi em = vi_set1(0x7f800000);
+    const vf t = vf_set1(thr);
+    vi ex = vi_zero();
+    size_t c = 0, i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const uint32_t w = mask[((size_t)base + i) >> 5];
+        vf x[32 / VL];
+        vm m[32 / VL];
+        UNROLL for (int u = 0; u < 32 / VL; u++) {
+            x[u] = vf_load_dt(row, dt, i + (size_t)u * VL);
+            V_PIN(x[u]);
+            ex = vi_max_u32(ex, vi_and(vf_as_vi(x[u]), em));
+            m[u] = vm_and(vf_cmp_ge(x[u], t), vm_of_bits(w >> (u * VL)));
+        }
+        vm any = m[0];
+        UNROLL for (int u = 1; u < 32 / VL; u++) any = vm_or(any, m[u]);
+        if (!vm_any(any)) continue;
+        UNROLL for (int u = 0; u < 32 / VL; u++)
+            if (vm_any(m[u])) c = vf_compress_emit(x[u], m[u], base + (int32_t)(i + (size_t)u * VL), ids, vals, cap, c);
+    }
+    for (; i < n; i += VL) {
+        const vm k = vm_first(n - i);
+        const vf x = vf_load_dt_tail(row, dt, i, n - i, -INFINITY);
+        ex = vi_max_u32(ex, vi_maskz(k, vi_and(vf_as_vi(x), em)));
+        const vm m = vm_and(vm_and(k, vf_cmp_ge(x, t)), allowed_v(mask, (size_t)base + i));
+        if (vm_any(m)) c = vf_compress_emit(x, m, base + (int32_t)i, ids, vals, cap, c);
+    }
+    *nonfinite |= vm_any(vi_cmpeq(ex, em));
+    return c;
+}
+
+KERNEL size_t simd_compact_masked(const void *row, enum nextok_dtype dt, size_t n, float thr, int32_t base,
+                                  const uint32_t *mask, int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    return BY_DTYPE(compact_masked_impl, dt, row, n, thr, base, mask, ids, vals, cap, nonfinite);
+}
+
+KERNEL size_t simd_compact_blocks_masked(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                         const float *bmax, const uint32_t *mask, int32_t *ids, float *vals,
+                                         size_t cap, int *nonfinite)
+{
+    return nextok__compact_blocks_masked_by(simd_compact_masked, row, dt, n, thr, bmax, mask, ids, vals, cap,
+                                            nonfinite);
 }
 
 KERNEL void simd_expw(const float *x, size_t n, const struct nextok__wref *ref, float *w)

@@ -148,6 +148,98 @@ static void ref_weights(const void *row, enum nextok_dtype dt, size_t n, float d
     *vmax = hi;
 }
 
+/* ---- a token bitmask: the same, over the allowed elements ---------------- */
+
+static inline int allowed(const uint32_t *mask, size_t id) { return (mask[id >> 5] >> (id & 31)) & 1u; }
+
+/* Bits set in x (the SWAR sum: no popcount instruction in a portable build). */
+static inline size_t bits_of(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    return (size_t)((((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24);
+}
+
+static size_t ref_count_allowed(const uint32_t *mask, size_t n)
+{
+    size_t c = 0;
+    for (size_t k = 0; k < n / 32; k++) c += bits_of(mask[k]);
+    if (n % 32) c += bits_of(mask[n / 32] & ((UINT32_C(1) << (n % 32)) - 1));
+    return c;
+}
+
+static float max_masked_at(const void *row, enum nextok_dtype dt, size_t n, size_t base, const uint32_t *mask,
+                           int *nonfinite)
+{
+    float m = -INFINITY;
+    int nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float x = ld(row, dt, i);
+        nf |= nonfinite_f(x);
+        if (allowed(mask, base + i) && x > m) m = x;
+    }
+    *nonfinite |= nf;
+    return m;
+}
+
+static float ref_max_masked(const void *row, enum nextok_dtype dt, size_t n, const uint32_t *mask,
+                            int *nonfinite)
+{
+    return max_masked_at(row, dt, n, 0, mask, nonfinite);
+}
+
+static size_t ref_block_max_masked(const void *row, enum nextok_dtype dt, size_t n, const uint32_t *mask,
+                                   float *bmax, int *nonfinite)
+{
+    const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK;
+    for (size_t b = 0; b < nb; b++) {
+        const size_t i = b * NEXTOK__BLK, len = n - i < NEXTOK__BLK ? n - i : NEXTOK__BLK;
+        bmax[b] = max_masked_at((const char *)row + i * esz, dt, len, i, mask, nonfinite);
+    }
+    return nb;
+}
+
+static size_t ref_compact_masked(const void *row, enum nextok_dtype dt, size_t n, float thr, int32_t base,
+                                 const uint32_t *mask, int32_t *ids, float *vals, size_t cap, int *nonfinite)
+{
+    size_t c = 0;
+    int nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float x = ld(row, dt, i);
+        nf |= nonfinite_f(x);
+        if (x >= thr && allowed(mask, (size_t)base + i)) {
+            if (c < cap) {
+                ids[c] = base + (int32_t)i;
+                vals[c] = x;
+            }
+            c++;
+        }
+    }
+    *nonfinite |= nf;
+    return c;
+}
+
+static void ref_weights_masked(const void *row, enum nextok_dtype dt, size_t n, float div,
+                               const struct nextok__wref *ref, const uint32_t *mask, float *w, double *bsum,
+                               double *cum, float *bmax, float *vmin, float *vmax)
+{
+    const int sat = !nextok__wref_is_unscaled(ref);
+    float lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const float v = nextok__tempv(ld(row, dt, i), div, sat);
+        const int in = allowed(mask, i);
+        if (in) {
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        if (bmax) nextok__bmax_put(bmax, i, in ? v : -INFINITY);
+        w[i] = in ? nextok__expw(v, ref) : 0.0f;
+    }
+    block_sums(w, n, bsum, cum);
+    *vmin = lo;
+    *vmax = hi;
+}
+
 static void ref_weights_ge(const void *row, enum nextok_dtype dt, size_t n, float div,
                            const struct nextok__wref *ref, float ge, float *w, double *bsum, double *cum)
 {
@@ -335,6 +427,36 @@ static size_t ref_compact_blocks(const void *row, enum nextok_dtype dt, size_t n
     return nextok__compact_blocks_by(ref_compact_ge, NULL, row, dt, n, thr, bmax, ids, vals, cap, nonfinite);
 }
 
+size_t nextok__compact_blocks_masked_by(nextok__compact_masked_fn compact, const void *row, enum nextok_dtype dt,
+                                        size_t n, float thr, const float *bmax, const uint32_t *mask, int32_t *ids,
+                                        float *vals, size_t cap, int *nonfinite)
+{
+    const size_t esz = nextok_dtype_size(dt), nb = (n + NEXTOK__BLK - 1) / NEXTOK__BLK;
+    size_t c = 0;
+    for (size_t b = 0; b < nb;) {
+        if (!(bmax[b] >= thr)) {
+            b++;
+            continue;
+        }
+        size_t e = b + 1; /* a run of blocks that reach thr: one call */
+        while (e < nb && bmax[e] >= thr) e++;
+        const size_t i = b * NEXTOK__BLK, end = e * NEXTOK__BLK < n ? e * NEXTOK__BLK : n;
+        const size_t at = c < cap ? c : cap;
+        c += compact((const char *)row + i * esz, dt, end - i, thr, (int32_t)i, mask, ids + at, vals + at,
+                     cap - at, nonfinite);
+        b = e;
+    }
+    return c;
+}
+
+static size_t ref_compact_blocks_masked(const void *row, enum nextok_dtype dt, size_t n, float thr,
+                                        const float *bmax, const uint32_t *mask, int32_t *ids, float *vals,
+                                        size_t cap, int *nonfinite)
+{
+    return nextok__compact_blocks_masked_by(ref_compact_masked, row, dt, n, thr, bmax, mask, ids, vals, cap,
+                                            nonfinite);
+}
+
 static const struct nextok__kernels ref_table = {
     .name = "ref",
     .max = ref_max,
@@ -349,6 +471,12 @@ static const struct nextok__kernels ref_table = {
 
 static const struct nextok__fused_kernels ref_fused = {
     .name = "ref",
+    .count_allowed = ref_count_allowed,
+    .max_masked = ref_max_masked,
+    .block_max_masked = ref_block_max_masked,
+    .compact_masked = ref_compact_masked,
+    .compact_blocks_masked = ref_compact_blocks_masked,
+    .weights_masked = ref_weights_masked,
     .sum_sq = ref_sum_sq,
     .sum_sq_dbl = ref_sum_sq_dbl,
     .weights = ref_weights,

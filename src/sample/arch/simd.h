@@ -35,6 +35,8 @@
  *     (x86's rule: b when either is NaN; the bodies rely on it to ignore
  *     NaN with the accumulator as b; NEON's vmaxq propagates NaN, so its
  *     header must build these from a compare and a select)
+ *   vf_max_where(m, x, acc) = m ? vf_max(x, acc) : acc   (one masked max)
+ *   vf_min_where(m, x, acc) = m ? vf_min(x, acc) : acc
  *   vd_zero vd_set1 vd_add vd_sub vd_mul vd_div vd_fmadd
  *   vd_lo(v), vd_hi(v)     lanes 0 .. VL/2-1, VL/2 .. VL-1 of v widened
  * Compares (to a lane mask) and masks:
@@ -42,6 +44,7 @@
  *   vi_cmpeq, vi_cmpgt_i32 (signed), vi_cmpgt_u32, vi_cmplt_u32, vi_cmple_u32
  *   (unsigned)
  *   vm_first(left)         lanes < left
+ *   vm_of_bits(bits)       lane l = bit l of bits (higher bits ignored)
  *   vm_and vm_or vm_andnot(a, b) = a & ~b, vm_any, vm_any2(a, b) (a lane of
  *   a | b; AVX-512: one kortest), vm_bits (lane l = bit l),
  *   vm_count (popcount), vm_word64(m[64 / VL]): the masks of 64 consecutive

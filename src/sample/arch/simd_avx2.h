@@ -39,6 +39,14 @@ AI vm vm_first(size_t left)
     const int k = left >= 8 ? 8 : (int)left;
     return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
 }
+/* lane l set iff bit l of bits (a token bitmask's 8 bits: a broadcast, an
+ * and with each lane's bit, a compare) */
+AI vm vm_of_bits(uint32_t bits)
+{
+    const __m256i sel = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m256i b = _mm256_and_si256(_mm256_set1_epi32((int)bits), sel);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(b, sel));
+}
 AI vm vm_and(vm a, vm b) { return _mm256_and_ps(a, b); }
 AI vm vm_or(vm a, vm b) { return _mm256_or_ps(a, b); }
 AI vm vm_andnot(vm a, vm b) { return _mm256_andnot_ps(b, a); }
@@ -98,6 +106,8 @@ AI vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 AI vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
 AI vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 AI vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+AI vf vf_max_where(vm m, vf x, vf acc) { return _mm256_max_ps(_mm256_blendv_ps(_mm256_set1_ps(-INFINITY), x, m), acc); }
+AI vf vf_min_where(vm m, vf x, vf acc) { return _mm256_min_ps(_mm256_blendv_ps(_mm256_set1_ps(INFINITY), x, m), acc); }
 AI vf vf_abs(vf a) { return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))); }
 AI vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 AI vf vf_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }

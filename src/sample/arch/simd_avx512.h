@@ -33,6 +33,7 @@ AI float elem(enum nextok_dtype dt, const void *row, size_t i) { return nextok__
 /* ---- masks ---------------------------------------------------------------- */
 
 AI vm vm_first(size_t left) { return left >= 16 ? (vm)0xffff : (vm)((1u << left) - 1u); }
+AI vm vm_of_bits(uint32_t bits) { return (vm)bits; } /* lane l = bit l */
 AI vm vm_and(vm a, vm b) { return (vm)(a & b); }
 AI vm vm_or(vm a, vm b) { return (vm)(a | b); }
 AI vm vm_andnot(vm a, vm b) { return (vm)(a & ~b); }
@@ -84,6 +85,8 @@ AI vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 AI vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
 AI vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
 AI vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+AI vf vf_max_where(vm m, vf x, vf acc) { return _mm512_mask_max_ps(acc, m, x, acc); }
+AI vf vf_min_where(vm m, vf x, vf acc) { return _mm512_mask_min_ps(acc, m, x, acc); }
 AI vf vf_abs(vf a) { return _mm512_abs_ps(a); }
 AI vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 AI vf vf_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }

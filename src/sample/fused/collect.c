@@ -124,9 +124,14 @@ bool nextok__fz_compact(struct nextok__fz_run *r, float tau)
     struct nextok__fused *f = r->f;
     int nf = 0;
     /* with the block maxima of this row, only the blocks that reach tau */
-    size_t n = r->nblk
-                   ? r->k->compact_blocks(r->row, r->dt, r->V, tau, f->blkmax, f->cids, f->cvals, r->V, &nf)
-                   : r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
+    size_t n;
+    if (r->mask)
+        n = r->nblk ? r->fk->compact_blocks_masked(r->row, r->dt, r->V, tau, f->blkmax, r->mask, f->cids,
+                                                   f->cvals, r->V, &nf)
+                    : r->fk->compact_masked(r->row, r->dt, r->V, tau, 0, r->mask, f->cids, f->cvals, r->V, &nf);
+    else
+        n = r->nblk ? r->k->compact_blocks(r->row, r->dt, r->V, tau, f->blkmax, f->cids, f->cvals, r->V, &nf)
+                    : r->k->compact_ge(r->row, r->dt, r->V, tau, 0, f->cids, f->cvals, r->V, &nf);
     if (nf) return false;
     r->nc = nextok__fz_drop_touched(f->cids, f->cvals, n, f->ovr.touched, r->n_touched);
     r->tau = tau;
@@ -228,6 +233,12 @@ float *nextok__fz_load_sample(const struct nextok__fz_run *r)
         if (r->dt == NEXTOK_DTYPE_F32) memcpy(sm + 32 * b, (const float *)r->row + b * gap, 32 * sizeof *sm);
         else r->k->widen((const uint16_t *)r->row + b * gap, r->dt, 32, sm + 32 * b);
     }
+    if (r->mask) /* a disallowed element is no candidate: NaN, which every reader skips */
+        for (size_t b = 0; b < runs; b++)
+            for (size_t j = 0; j < 32; j++) {
+                const size_t id = b * gap + j;
+                if (!((r->mask[id >> 5] >> (id & 31)) & 1u)) sm[32 * b + j] = NAN;
+            }
     return sm;
 }
 
@@ -296,7 +307,8 @@ static int collect_by_blocks(struct nextok__fz_run *r, size_t need)
 {
     struct nextok__fused *f = r->f;
     int nf = 0;
-    const size_t nb = r->k->block_max(r->row, r->dt, r->V, f->blkmax, &nf);
+    const size_t nb = r->mask ? r->fk->block_max_masked(r->row, r->dt, r->V, r->mask, f->blkmax, &nf)
+                              : r->k->block_max(r->row, r->dt, r->V, f->blkmax, &nf);
     if (nf) return -1;
     r->nblk = nb;
     if (!nextok__fz_compact(r, rank_threshold(f->blkmax, nb, need, f->cids))) return -1;
@@ -307,8 +319,8 @@ static int collect_by_blocks(struct nextok__fz_run *r, size_t need)
  * every untouched element outside it is <= each of those in raw value. */
 bool nextok__fz_collect_top(struct nextok__fz_run *r, size_t need)
 {
-    const size_t untouched = r->V - (r->f->ovr.n_ov + r->f->ovr.n_removed);
-    if (need > untouched) need = untouched;
+    const size_t n_ov = r->f->ovr.n_ov; /* n_set - n_ov: the untouched candidates */
+    if (need > 0 && !nextok__fz_n_set_gt(r, need - 1 + n_ov)) need = nextok__fz_n_set(r) - n_ov;
     /* a few candidates from many blocks (top-k 40 or a maximum of a
      * 128256-id row: 251 blocks) */
     if (need > 0 && r->V >= 8 * NEXTOK__BLK && need <= r->V / NEXTOK__BLK / 4) {

@@ -45,7 +45,8 @@ static bool cand_max(struct nextok__fz_run *r, float hi, float *m)
 static bool dense_max(struct nextok__fz_run *r, float *m)
 {
     int nf = 0;
-    const float mx = r->k->max(r->row, r->dt, r->V, &nf);
+    const float mx = r->mask ? r->fk->max_masked(r->row, r->dt, r->V, r->mask, &nf)
+                             : r->k->max(r->row, r->dt, r->V, &nf);
     return !nf && cand_max(r, fz_P(mx, r->t), m);
 }
 
@@ -80,6 +81,16 @@ static bool ov_unscaled_ok(const struct nextok__fz_run *r, float lo, float hi)
     return nextok__wref_unscaled_ok(lo, hi);
 }
 
+/* The weights pass (with the token bitmask, when there is one). */
+static void weights(struct nextok__fz_run *r, const struct nextok__wref *ref, float *gm, float *lo, float *hi)
+{
+    struct nextok__dist *d = &r->f->dist;
+    if (r->mask)
+        r->fk->weights_masked(r->row, r->dt, r->V, r->t, ref, r->mask, d->w, d->bsum, d->cum, gm, lo, hi);
+    else
+        r->fk->weights(r->row, r->dt, r->V, r->t, ref, d->w, d->bsum, d->cum, gm, lo, hi);
+}
+
 /*
  * The canonical weights of every candidate into dist.w, up to the exact
  * factor 2^N, with block sums, running sums and dist.z = Z (times 2^N); the
@@ -105,13 +116,13 @@ bool nextok__fz_dense_prepare(struct nextok__fz_run *r, bool mass, bool gmax)
     if (!nextok__fz_dense_reserve(f)) return false;
     float lo, hi, m = 0.0f;
     float *gm = gmax ? d->gmax : NULL;
-    r->fk->weights(r->row, r->dt, V, r->t, &nextok__wref_unscaled, d->w, d->bsum, d->cum, gm, &lo, &hi);
+    weights(r, &nextok__wref_unscaled, gm, &lo, &hi);
     bool unscaled = nextok__wref_unscaled_ok(lo, hi) && ov_unscaled_ok(r, lo, hi);
     if (unscaled) {
         if (!isfinite(d->cum[nb - 1])) return false; /* in range, so a NaN */
         if (!cand_max(r, hi, &m)) return false;
         d->cref = nextok__wref_of(m);
-        unscaled = !mass || (int)nextok__mass_shift(r->n_set) - d->cref.n <= 127;
+        unscaled = !mass || (int)nextok__mass_shift(nextok__fz_n_set(r)) - d->cref.n <= 127;
     } else if (!dense_max(r, &m)) {
         return false;
     }
@@ -121,7 +132,7 @@ bool nextok__fz_dense_prepare(struct nextok__fz_run *r, bool mass, bool gmax)
     } else {
         d->cref = d->ref = nextok__wref_of(m);
         d->N = 0;
-        r->fk->weights(r->row, r->dt, V, r->t, &d->ref, d->w, d->bsum, d->cum, gm, &lo, &hi);
+        weights(r, &d->ref, gm, &lo, &hi);
     }
     d->z = d->cum[nb - 1];
     d->max = m;
@@ -164,8 +175,11 @@ void nextok__fz_dense_compact(struct nextok__fz_run *r, double thr)
     size_t n = 0, g = 0, lo, hi;
     while (nextok__fz_active_run(r, th, &g, &lo, &hi)) {
         int nf = 0; /* the row is finite (dense_prepare) */
-        n += r->k->compact_ge((const char *)r->row + lo * esz, r->dt, hi - lo, tau, (int32_t)lo,
-                              f->cids + n, f->cvals + n, hi - lo, &nf);
+        const void *at = (const char *)r->row + lo * esz;
+        n += r->mask ? r->fk->compact_masked(at, r->dt, hi - lo, tau, (int32_t)lo, r->mask, f->cids + n,
+                                             f->cvals + n, hi - lo, &nf)
+                     : r->k->compact_ge(at, r->dt, hi - lo, tau, (int32_t)lo, f->cids + n, f->cvals + n, hi - lo,
+                                        &nf);
     }
     r->nc = nextok__fz_drop_touched(f->cids, f->cvals, n, f->ovr.touched, r->n_touched);
     r->tau = tau;

@@ -69,6 +69,8 @@ size_t nextok__dist_materialize(const struct nextok__dist *d, const void *row, e
             tj++;
             if (oj == o->n_ov || o->ov[oj].id != (int32_t)i) continue; /* removed by a processor */
             x = o->ov[oj++].logit;
+        } else if (d->mask && !((d->mask[i >> 5] >> (i & 31)) & 1u)) {
+            continue; /* a token bitmask's disallowed id */
         } else {
             x = nextok__row_get(row, dt, i);
         }

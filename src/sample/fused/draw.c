@@ -17,6 +17,7 @@ void nextok__fz_dense_draw(struct nextok__fz_run *r, uint64_t seed)
     d->cut_t = r->t;
     d->ov = &r->f->ovr;
     d->n_touched = r->n_touched;
+    d->mask = r->mask;
     struct nextok__wset set;
     nextok__dist_wset(d, &set);
     const size_t id = nextok__wset_draw(&set, nextok_rng_uniform(seed, r->step, NEXTOK_RNG_DIST, 0));

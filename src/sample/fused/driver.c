@@ -111,6 +111,24 @@ static bool run_gathered(struct nextok__fz_run *r)
     return true;
 }
 
+/* The token bitmask's words for this row (NULL: none set). */
+static const uint32_t *mask_words(const struct nextok__fz_run *r)
+{
+    const struct nextok_sampler *bm = r->stages[r->f->plan.mask_stage];
+    return bm->ops->bitmask(bm);
+}
+
+/* The touched ids a token bitmask allows. */
+static size_t mask_touched(const struct nextok__fz_run *r)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < r->n_touched; j++) {
+        const uint32_t id = (uint32_t)r->f->ovr.touched[j];
+        n += (r->mask[id >> 5] >> (id & 31)) & 1u;
+    }
+    return n;
+}
+
 /* The plan's steps from the first stage after the processors to the first
  * route that reduced the set. Returns the stage the chain goes on from, or
  * NEXTOK__FZ_HANDBACK. */
@@ -126,6 +144,8 @@ static size_t walk(struct nextok__fz_run *r)
             r->t = st->t;
             continue;
         case NEXTOK__FZ_ROUTE: {
+            if (r->mask && !st->masked) /* this route's passes know no bitmask */
+                return run_gathered(r) ? 0 : NEXTOK__FZ_HANDBACK;
             const size_t next = st->route(r, i);
             if (next == NEXTOK__FZ_NEXT) continue;
             return next;
@@ -152,13 +172,19 @@ bool nextok__fused_run(struct nextok__fused **fp, const struct nextok__fz_chain 
                                .V = (size_t)c->n_vocab, .t = 1.0f, .t_after = 1.0f, .stages = c->stages,
                                .n_stages = c->n_stages, .step = c->step, .work = c->work};
     size_t next = 0;
-    if (f->plan.has_allowed || f->plan.has_mask) {
+    if (f->plan.has_allowed || (f->plan.has_mask && !f->plan.mask_kernels)) {
         if (!run_gathered(&r)) return false;
     } else {
+        if (f->plan.has_mask && !(r.mask = mask_words(&r))) return false; /* the chain reports it */
         if (!nextok__fz_overrides(&r)) return false;
-        r.n_set = r.V - f->ovr.n_removed;
+        if (r.mask) {
+            r.n_mask_touched = mask_touched(&r);
+        } else {
+            r.n_set = r.V - r.n_touched + f->ovr.n_ov;
+            r.n_set_known = true;
+        }
         f->ovr.tmarked = false;
-        next = r.n_set ? walk(&r) : NEXTOK__FZ_HANDBACK;
+        next = nextok__fz_n_set_gt(&r, 0) ? walk(&r) : NEXTOK__FZ_HANDBACK;
         if (f->ovr.tmarked) nextok__fz_clear_mask(&f->ovr, r.n_touched);
         f->ovr.tmarked = false;
         if (next == NEXTOK__FZ_HANDBACK) {

@@ -60,6 +60,7 @@ enum nextok__fz_action {
 struct nextok__fz_step {
     enum nextok__fz_action action;
     nextok__fz_route_fn route;  /* NEXTOK__FZ_ROUTE                        */
+    bool masked;                /* the route applies a token bitmask       */
     float t;                    /* NEXTOK__FZ_TEMP: the divisor            */
     /* A dist ends the chain after this stage, with at most a monotone
      * temperature between them and then none before this stage: the stage
@@ -76,6 +77,8 @@ struct nextok__fz_plan {
     bool has_allowed;    /* one of them is a whitelist                      */
     bool has_mask;       /* one of them is a token bitmask (mask_stage)      */
     size_t mask_stage;
+    bool mask_kernels;   /* the first route applies a token bitmask in its   */
+                         /* passes (else the allowed ids are gathered)        */
     bool fusable;        /* a route may be reached                          */
     struct nextok__fz_step *steps; /* one per stage                         */
     size_t cap;
@@ -128,6 +131,7 @@ struct nextok__dist {
     int32_t cut_id;
     float typ_c, typ_s;
     const struct nextok__fz_ov *ov; /* the overrides of that row            */
+    const uint32_t *mask; /* that row's token bitmask (NULL: none)            */
     size_t n_touched;    /* touched ids of that row (ov->touched)            */
     int32_t token;       /* the draw                                         */
 };
@@ -166,13 +170,17 @@ struct nextok__fz_run {
     const void *row;
     enum nextok_dtype dt;
     size_t V;          /* row length                                          */
-    size_t n_set;      /* candidate set size (V - removed)                    */
+    size_t n_set;      /* candidate set size (V - removed): read it through   */
+                       /* nextok__fz_n_set / _gt (a bitmask's is counted late) */
+    bool n_set_known;  /* n_set holds the count                               */
     float t;           /* temperature divisor applied so far (1 = none)       */
     float t_after;     /* ... after the reducing stage's cut, before a dense  */
                        /* draw (1 = none; one of t and t_after is 1)          */
     size_t nc;         /* compacted untouched candidates in cids/cvals        */
     float tau;         /* raw threshold of the compaction                     */
-    size_t n_touched;  /* ids touched by processors (touched)          */
+    size_t n_touched;  /* ids touched by processors (ovr.touched)              */
+    size_t n_mask_touched; /* touched ids a token bitmask allows           */
+    const uint32_t *mask; /* a token bitmask the passes apply (NULL: none)    */
     size_t nblk;       /* blocks in f->blkmax for this row (0: not computed)  */
     struct nextok_sampler *const *stages;
     size_t n_stages;
@@ -255,6 +263,14 @@ float nextok__fz_kth_largest(float *a, size_t n, size_t rank);
 bool nextok__fz_compact(struct nextok__fz_run *r, float tau);
 /* The row's strided sample (16 runs of 32 elements) into f->sample. */
 float *nextok__fz_load_sample(const struct nextok__fz_run *r);
+/* The candidate count (untouched candidates plus overrides). Without a
+ * token bitmask it is known from the start; with one it is a pass over the
+ * mask words, made on first use. */
+size_t nextok__fz_n_set(struct nextok__fz_run *r);
+/* n_set > m, reading only the mask words it takes: the routes' "keeps
+ * everything" tests compare it with small numbers (k, min_keep, 1). */
+bool nextok__fz_n_set_gt(struct nextok__fz_run *r, size_t m);
+
 /* A compacted set holding at least need untouched elements (or all). */
 bool nextok__fz_collect_top(struct nextok__fz_run *r, size_t need);
 /* Largest processed value over the compacted set and the overrides. */

@@ -450,7 +450,7 @@ static void tp_full_cross(struct nextok__fz_run *r, const struct nextok__p_top_p
 size_t nextok__fz_route_top_p(struct nextok__fz_run *r, size_t i)
 {
     const struct nextok__p_top_p *q = r->stages[i]->ctx;
-    if (r->n_set <= 1) return NEXTOK__FZ_NEXT;
+    if (nextok__fz_n_set(r) <= 1) return NEXTOK__FZ_NEXT; /* the masses use the count */
     const struct nextok__fz_step *st = &r->f->plan.steps[i];
     r->t_after = st->draw_after ? st->draw_t : 1.0f;
     bool drawn = false;

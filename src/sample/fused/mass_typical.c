@@ -400,7 +400,8 @@ static bool typical(struct nextok__fz_run *r, const struct nextok__p_typical *q,
 size_t nextok__fz_route_typical(struct nextok__fz_run *r, size_t i)
 {
     const struct nextok__p_typical *q = r->stages[i]->ctx;
-    if (r->n_set <= 1 || q->min_keep >= r->n_set) return NEXTOK__FZ_NEXT; /* keeps everything */
+    const size_t n_set = nextok__fz_n_set(r); /* the masses use the count */
+    if (n_set <= 1 || q->min_keep >= n_set) return NEXTOK__FZ_NEXT; /* keeps everything */
     const struct nextok__fz_step *st = &r->f->plan.steps[i];
     /* a dense draw right after the cut only: with a temperature between,
      * the survivors' weights would need a second weights pass at it, and

@@ -175,3 +175,31 @@ void nextok__fused_prefetch(struct nextok__fused *f, const struct nextok__fz_cha
         }
     }
 }
+
+size_t nextok__fz_n_set(struct nextok__fz_run *r)
+{
+    if (!r->n_set_known) {
+        r->n_set = r->fk->count_allowed(r->mask, r->V) - r->n_mask_touched + r->f->ovr.n_ov;
+        r->n_set_known = true;
+    }
+    return r->n_set;
+}
+
+/* Mask words a step of nextok__fz_n_set_gt counts (2048 ids). */
+#define GT_STEP 2048
+
+bool nextok__fz_n_set_gt(struct nextok__fz_run *r, size_t m)
+{
+    if (r->n_set_known) return r->n_set > m;
+    /* the allowed ids among the first `at` less every allowed touched id,
+     * plus the overrides: a lower bound that only grows */
+    size_t c = r->f->ovr.n_ov;
+    for (size_t at = 0; at < r->V; at += GT_STEP) {
+        const size_t len = r->V - at < GT_STEP ? r->V - at : GT_STEP;
+        c += r->fk->count_allowed(r->mask + at / 32, len);
+        if (c >= r->n_mask_touched && c - r->n_mask_touched > m) return true;
+    }
+    r->n_set = c - r->n_mask_touched;
+    r->n_set_known = true;
+    return r->n_set > m;
+}

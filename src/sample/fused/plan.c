@@ -23,6 +23,7 @@ enum role {
 
 struct route {
     enum role role;
+    bool masked; /* applies a token bitmask in its passes (the _masked kernels) */
     /* false: the stage is disabled by its parameters (ctx: its params) */
     bool (*active)(const void *params);
     nextok__fz_route_fn run;
@@ -37,24 +38,24 @@ static bool sigma_on(const void *p) { return ((const struct nextok__p_sigma *)p)
 static bool temp_ext_plain(const void *p) { return ((const struct nextok__p_temp_ext *)p)->range <= 0.0f; }
 
 static const struct route routes[NEXTOK__K_COUNT] = {
-    [NEXTOK__K_LOGIT_BIAS] = {ROLE_PROCESSOR, NULL, NULL},
-    [NEXTOK__K_ALLOWED] = {ROLE_PROCESSOR, NULL, NULL},
-    [NEXTOK__K_BANNED] = {ROLE_PROCESSOR, NULL, NULL},
-    [NEXTOK__K_PENALTIES] = {ROLE_PROCESSOR, NULL, NULL},
-    [NEXTOK__K_DRY] = {ROLE_PROCESSOR, NULL, NULL},
-    [NEXTOK__K_NO_REPEAT_NGRAM] = {ROLE_PROCESSOR, NULL, NULL},
-    [NEXTOK__K_MIN_TOKENS] = {ROLE_PROCESSOR, NULL, NULL},
-    [NEXTOK__K_TOKEN_BITMASK] = {ROLE_PROCESSOR, NULL, NULL},
-    [NEXTOK__K_TEMP] = {ROLE_TEMP, NULL, nextok__fz_route_temp0},
-    [NEXTOK__K_TEMP_EXT] = {ROLE_TEMP, temp_ext_plain, nextok__fz_route_temp0},
-    [NEXTOK__K_TOP_K] = {ROLE_FILTER, top_k_on, nextok__fz_route_top_k},
-    [NEXTOK__K_TOP_P] = {ROLE_FILTER, top_p_on, nextok__fz_route_top_p},
-    [NEXTOK__K_MIN_P] = {ROLE_FILTER, min_p_on, nextok__fz_route_min_p},
-    [NEXTOK__K_TYPICAL] = {ROLE_FILTER, typical_on, nextok__fz_route_typical},
-    [NEXTOK__K_TOP_N_SIGMA] = {ROLE_FILTER, sigma_on, nextok__fz_route_sigma},
-    [NEXTOK__K_GREEDY] = {ROLE_SELECTOR, NULL, nextok__fz_route_greedy},
-    [NEXTOK__K_DIST] = {ROLE_SELECTOR, NULL, nextok__fz_route_dist},
-    [NEXTOK__K_MIROSTAT_V2] = {ROLE_SELECTOR, NULL, nextok__fz_route_miro2},
+    [NEXTOK__K_LOGIT_BIAS] = {ROLE_PROCESSOR, false, NULL, NULL},
+    [NEXTOK__K_ALLOWED] = {ROLE_PROCESSOR, false, NULL, NULL},
+    [NEXTOK__K_BANNED] = {ROLE_PROCESSOR, false, NULL, NULL},
+    [NEXTOK__K_PENALTIES] = {ROLE_PROCESSOR, false, NULL, NULL},
+    [NEXTOK__K_DRY] = {ROLE_PROCESSOR, false, NULL, NULL},
+    [NEXTOK__K_NO_REPEAT_NGRAM] = {ROLE_PROCESSOR, false, NULL, NULL},
+    [NEXTOK__K_MIN_TOKENS] = {ROLE_PROCESSOR, false, NULL, NULL},
+    [NEXTOK__K_TOKEN_BITMASK] = {ROLE_PROCESSOR, false, NULL, NULL},
+    [NEXTOK__K_TEMP] = {ROLE_TEMP, true, NULL, nextok__fz_route_temp0},
+    [NEXTOK__K_TEMP_EXT] = {ROLE_TEMP, true, temp_ext_plain, nextok__fz_route_temp0},
+    [NEXTOK__K_TOP_K] = {ROLE_FILTER, true, top_k_on, nextok__fz_route_top_k},
+    [NEXTOK__K_TOP_P] = {ROLE_FILTER, false, top_p_on, nextok__fz_route_top_p},
+    [NEXTOK__K_MIN_P] = {ROLE_FILTER, true, min_p_on, nextok__fz_route_min_p},
+    [NEXTOK__K_TYPICAL] = {ROLE_FILTER, false, typical_on, nextok__fz_route_typical},
+    [NEXTOK__K_TOP_N_SIGMA] = {ROLE_FILTER, false, sigma_on, nextok__fz_route_sigma},
+    [NEXTOK__K_GREEDY] = {ROLE_SELECTOR, true, NULL, nextok__fz_route_greedy},
+    [NEXTOK__K_DIST] = {ROLE_SELECTOR, true, NULL, nextok__fz_route_dist},
+    [NEXTOK__K_MIROSTAT_V2] = {ROLE_SELECTOR, true, NULL, nextok__fz_route_miro2},
 };
 
 static const struct route *route_of(const struct nextok_sampler *s)
@@ -91,7 +92,7 @@ static bool draw_after(struct nextok_sampler *const *st, size_t n, size_t i, boo
 static struct nextok__fz_step plan_step(struct nextok_sampler *const *st, size_t n, size_t i,
                                         bool *have_t, bool *stopped)
 {
-    struct nextok__fz_step s = {NEXTOK__FZ_STOP, NULL, 1.0f, false, 0, 1.0f};
+    struct nextok__fz_step s = {NEXTOK__FZ_STOP, NULL, false, 1.0f, false, 0, 1.0f};
     const struct route *rt = route_of(st[i]);
     const void *p = st[i]->ctx;
     if (*stopped || rt->role == ROLE_NONE || rt->role == ROLE_PROCESSOR) return s;
@@ -119,6 +120,7 @@ static struct nextok__fz_step plan_step(struct nextok_sampler *const *st, size_t
     }
     s.action = NEXTOK__FZ_ROUTE;
     s.route = rt->run;
+    s.masked = rt->masked;
     s.draw_after = draw_after(st, n, i, *have_t, &s.draw_seed, &s.draw_t);
     /* the walk goes past a route only when it changed nothing on the row
      * (NEXTOK__FZ_NEXT), so the stages after it are planned on */
@@ -137,7 +139,7 @@ bool nextok__fz_plan_build(const struct nextok__mem *mem, struct nextok__fz_plan
     size_t i = 0;
     pl->has_allowed = pl->has_mask = false;
     for (; i < n && route_of(st[i])->role == ROLE_PROCESSOR; i++) {
-        pl->steps[i] = (struct nextok__fz_step){NEXTOK__FZ_PROCESS, NULL, 1.0f, false, 0, 1.0f};
+        pl->steps[i] = (struct nextok__fz_step){NEXTOK__FZ_PROCESS, NULL, false, 1.0f, false, 0, 1.0f};
         pl->has_allowed |= nextok__sampler_kind(st[i]) == NEXTOK__K_ALLOWED;
         if (nextok__sampler_kind(st[i]) == NEXTOK__K_TOKEN_BITMASK) pl->mask_stage = i, pl->has_mask = true;
     }
@@ -148,6 +150,16 @@ bool nextok__fz_plan_build(const struct nextok__mem *mem, struct nextok__fz_plan
         route |= pl->steps[i].action == NEXTOK__FZ_ROUTE;
     }
     pl->fusable = pl->has_allowed || pl->has_mask || route;
+    /* a token bitmask rides in the passes when the first route applies it
+     * (top-k, top-1, min-p, Mirostat v2, dist); otherwise its allowed ids
+     * are gathered (and the walk gathers them too when it comes to a route
+     * that does not, after the first changed nothing) */
+    pl->mask_kernels = false;
+    for (size_t j = pl->n_proc; j < n && pl->has_mask && !pl->has_allowed; j++)
+        if (pl->steps[j].action == NEXTOK__FZ_ROUTE) {
+            pl->mask_kernels = pl->steps[j].masked;
+            break;
+        }
     pl->valid = true;
     return true;
 }

@@ -115,11 +115,11 @@ static bool min_p(struct nextok__fz_run *r, const struct nextok__p_min_p *p,
     const float thf = nextok__fz_float_ceil(thr); /* for a float v: (double)v >= thr iff v >= thf */
     const float tau = nextok__fz_preimage(thf, r->t);
     size_t mk = p->min_keep ? p->min_keep : 1;
-    if (mk > r->n_set) mk = r->n_set;
+    if (!nextok__fz_n_set_gt(r, mk)) mk = nextok__fz_n_set(r);
     /* min_keep: the candidates' maximum always survives, which meets 1; a
      * larger one is met when the sampled survivors less the touched ids
      * (which may have been lowered or removed) reach it */
-    if (dist_seed && r->V >= MINP_DENSE_V) {
+    if (dist_seed && r->V >= MINP_DENSE_V && !r->mask) { /* (weights_ge knows no bitmask) */
         const size_t ns = sample_count_ge(r, tau);
         if (ns * MINP_DENSE_DIV > NEXTOK__FZ_SAMPLE_N && (mk <= 1 || ns >= mk + r->n_touched)) {
             *drawn = true;
@@ -130,7 +130,7 @@ static bool min_p(struct nextok__fz_run *r, const struct nextok__p_min_p *p,
     /* the records in one SIMD pass (flat rows keep thousands: 4 % of a 128k
      * row at p = 0.05), the overrides merged in */
     const size_t n = nextok__fz_emit_ge(r, thr);
-    if (n < mk && n < r->n_set) return nextok__fz_top_k(r, mk, false);
+    if (n < mk && nextok__fz_n_set_gt(r, n)) return nextok__fz_top_k(r, mk, false);
     nextok__fz_set_out(r, n, false);
     return true;
 }
@@ -158,7 +158,7 @@ static int min_p_top_k(struct nextok__fz_run *r, const struct nextok__p_min_p *m
 {
     if (!next || nextok__sampler_kind(next) != NEXTOK__K_TOP_K) return 2;
     const struct nextok__p_top_k *q = next->ctx;
-    if (q->k <= 0 || (size_t)q->k + 1 >= r->n_set || mp->min_keep > (size_t)q->k + 1) return 2;
+    if (q->k <= 0 || !nextok__fz_n_set_gt(r, (size_t)q->k + 1) || mp->min_keep > (size_t)q->k + 1) return 2;
     const size_t k = (size_t)q->k;
     if (!nextok__fz_collect_top(r, k + 1)) return -1;
     const double thr = (double)nextok__fz_processed_max(r) + log((double)mp->p);
@@ -397,7 +397,7 @@ static const uint64_t *draw_seed(struct nextok__fz_run *r, size_t i)
 size_t nextok__fz_route_top_k(struct nextok__fz_run *r, size_t i)
 {
     const struct nextok__p_top_k *q = r->stages[i]->ctx;
-    if ((size_t)q->k >= r->n_set) return NEXTOK__FZ_NEXT;
+    if (!nextok__fz_n_set_gt(r, (size_t)q->k)) return NEXTOK__FZ_NEXT;
     return nextok__fz_top_k(r, (size_t)q->k, q->ties == NEXTOK_TIES_KEEP) ? i + 1 : NEXTOK__FZ_HANDBACK;
 }
 
@@ -416,7 +416,7 @@ size_t nextok__fz_route_temp0(struct nextok__fz_run *r, size_t i)
 size_t nextok__fz_route_min_p(struct nextok__fz_run *r, size_t i)
 {
     const struct nextok__p_min_p *q = r->stages[i]->ctx;
-    if (r->n_set <= 1) return NEXTOK__FZ_NEXT;
+    if (!nextok__fz_n_set_gt(r, 1)) return NEXTOK__FZ_NEXT;
     /* both: 1 done, 0 not applicable but the max is collected, -1 fail, 2 not tried */
     const int both = min_p_top_k(r, q, i + 1 < r->n_stages ? r->stages[i + 1] : NULL);
     if (both < 0) return NEXTOK__FZ_HANDBACK;
@@ -429,6 +429,6 @@ size_t nextok__fz_route_min_p(struct nextok__fz_run *r, size_t i)
 size_t nextok__fz_route_sigma(struct nextok__fz_run *r, size_t i)
 {
     const struct nextok__p_sigma *q = r->stages[i]->ctx;
-    if (r->n_set <= 1) return NEXTOK__FZ_NEXT;
+    if (nextok__fz_n_set(r) <= 1) return NEXTOK__FZ_NEXT; /* sigma's sums use the count */
     return sigma(r, q, r->n_touched) ? i + 1 : NEXTOK__FZ_HANDBACK;
 }
