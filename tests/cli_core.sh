@@ -198,6 +198,8 @@ def main():
         assert doc["rows"] == int(args[1]) and doc["fused"] is True, "rows %r fused %r" % (doc["rows"], doc["fused"])
         if len(args) > 2:
             assert doc["vocab"] == int(args[2]), "vocab %r, want %s" % (doc["vocab"], args[2])
+        if len(args) > 3:
+            assert doc["allowed_fraction"] == float(args[3]), "allowed_fraction %r" % doc.get("allowed_fraction")
     else:
         sys.exit("unknown helper command " + cmd)
 
@@ -404,6 +406,15 @@ for r in 1 3; do
     if ok "bench --rows $r" bench --n-vocab 4096 --iters 200 --warmup 2 --no-plain --json --rows $r --top-k 40 --temp 0.8 &&
         why=$(py bench "$T/out" $r 4096); then pass; else fail "bench --rows $r: ${why:-}"; fi
 done
+# --allowed-fraction: a token bitmask per row, still on the fused path, in a batch too
+for f in 0.5 0.01; do
+    if ok "bench --allowed-fraction $f" bench --n-vocab 4096 --iters 200 --warmup 2 --json --rows 2 --top-k 40 --temp 0.8 --allowed-fraction $f &&
+        why=$(py bench "$T/out" 2 4096 $f); then pass; else fail "bench --allowed-fraction $f: ${why:-}"; fi
+done
+if ok "bench --allowed-fraction in a batch" bench --n-vocab 4096 --batch 3 --iters 200 --warmup 2 --json --no-plain --temp 1 --allowed-fraction 0.5 &&
+    why=$(py bench "$T/out" 1 4096 0.5); then pass; else fail "bench --allowed-fraction in a batch: ${why:-}"; fi
+bad_msg "bench --allowed-fraction 0" "allowed-fraction" bench --n-vocab 4096 --allowed-fraction 0
+bad "bench --allowed-fraction 1.5" bench --n-vocab 4096 --allowed-fraction 1.5
 # The size is --n-vocab; --vocab (a file in every other command) errors and names it.
 bad_msg "bench --vocab N names --n-vocab" "--n-vocab" bench --vocab 4096 --no-plain
 bad_msg "bench --vocab=N names --n-vocab" "--n-vocab" bench --vocab=4096 --no-plain

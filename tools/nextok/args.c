@@ -530,6 +530,7 @@ int cli_sampling_params(const struct cli_sampling *s, int32_t n_vocab, const cha
     if (s->selector_set) p.selector = s->selector;
     if (s->nan_as_neg_inf) p.nan_policy = NEXTOK_NAN_AS_NEG_INF;
     if (s->samplers) p.samplers = s->samplers;
+    if (s->token_bitmask) p.token_bitmask = true;
     for (size_t k = 0; k < s->n_bias; k++) {
         if (s->bias[k].token >= n_vocab)
             return cli_fail(cmd, "--logit-bias: token id %ld out of range [0, %ld) for these logits",

@@ -161,6 +161,7 @@ struct cli_sampling {
     size_t n_prompt;
     int32_t *output;                  /* --output-tokens 4,5                     */
     size_t n_output;
+    bool token_bitmask;               /* a token-bitmask stage (bench's mask)    */
 };
 
 void cli_sampling_init(struct cli_sampling *s);

@@ -15,6 +15,12 @@
  * When the chain has penalties, DRY or an n-gram ban, 64 history tokens are
  * accepted first: floor(uniform() V) from splitmix64 seeded 0x4157000 + V.
  *
+ * --allowed-fraction F adds a token-bitmask stage and one mask per row: id i
+ * of row r allowed iff uniform() < F, from splitmix64 seeded 0xA11D0000 + V,
+ * rows in order, ids in order (a row that allows none then allows id
+ * floor(uniform() V)). Each timed call sets its row's mask (B = 1:
+ * nextok_chain_set_token_bitmask; batches: nextok_batch_sample_bitmask).
+ *
  * Timing: each iteration times one sampling call (one row, or the whole
  * batch) with CLOCK_MONOTONIC; median, p10 and p90 over --iters iterations
  * (>= 200) after --warmup. In the same run the read pass (sum of every
@@ -80,6 +86,7 @@ struct bench_opts {
     enum nextok_dtype dtype;
     long long iters, warmup, plain_iters;
     bool json, no_plain;
+    float allowed; /* --allowed-fraction (0: no mask) */
 };
 
 static enum cli_parse own_flag(struct bench_opts *o, int argc, char **argv, int *i)
@@ -101,6 +108,13 @@ static enum cli_parse own_flag(struct bench_opts *o, int argc, char **argv, int 
     if (cli_is_flag(a, "--vocab")) { /* the size was once --vocab; it names a file elsewhere */
         cli_fail("bench", "--vocab is a vocabulary file in the other commands; give the "
                  "vocabulary size as --n-vocab N");
+        return CLI_PARSE_ERROR;
+    }
+    if (cli_is_flag(a, "--allowed-fraction")) {
+        VAL();
+        if (cli_parse_float("bench", "--allowed-fraction", v, 0.0, 1.0, &o->allowed)) return CLI_PARSE_ERROR;
+        if (o->allowed > 0.0f) return CLI_PARSE_OK;
+        cli_fail("bench", "--allowed-fraction: must be > 0 (a mask that allows no token), got '%s'", v);
         return CLI_PARSE_ERROR;
     }
     if (cli_is_flag(a, "--dtype")) {
@@ -136,12 +150,15 @@ static void usage(void)
 {
     printf("usage: nextok bench [--dist peaked|flat] [--n-vocab V] [--dtype f32|f16|bf16]\n"
            "                    [--batch B] [--threads T] [--rows R] [--iters N] [--warmup N]\n"
-           "                    [--plain-iters N] [--no-plain] [--json] [sampling flags]\n"
+           "                    [--plain-iters N] [--no-plain] [--allowed-fraction F]\n"
+           "                    [--json] [sampling flags]\n"
            "Times the sampling call per row against a plain read pass over the same\n"
            "logits (and the plain chain with the fused path off). With --rows R (B = 1)\n"
            "call k samples row k mod R of R generated rows, so branch predictors cannot\n"
-           "learn one row. Defaults: peaked, V 128256, f32, B 1, R 1, T 1, 200 iterations\n"
-           "after 20 warm-up calls.\n\n");
+           "learn one row. --allowed-fraction F (0 < F <= 1) adds a token bitmask that\n"
+           "allows about a fraction F of the ids, a random mask per row set on each call.\n"
+           "Defaults: peaked, V 128256, f32, B 1, R 1, T 1, 200 iterations after 20\n"
+           "warm-up calls.\n\n");
     cli_sampling_usage(stdout);
 }
 
@@ -276,6 +293,8 @@ static double read_pass_once(struct reader *r)
 struct bench {
     struct bench_opts o;
     void *rows;
+    int32_t *masks; /* --allowed-fraction: one mask per row (mask_words each) */
+    size_t mask_words;
     struct nextok_chain **chains, **plain;
     struct nextok_threadpool *pool;
     int32_t *tokens;
@@ -337,6 +356,26 @@ static void *make_rows(const struct bench_opts *o)
     return out;
 }
 
+/* The masks of --allowed-fraction (see the top of the file), or NULL. */
+static int32_t *make_masks(const struct bench_opts *o, size_t words)
+{
+    const size_t nr = o->B > o->R ? o->B : o->R;
+    uint32_t *m = calloc(nr * words, sizeof *m);
+    if (!m) return NULL;
+    struct sm64 g = {0xA11D0000ull + o->V};
+    for (size_t r = 0; r < nr; r++) {
+        uint32_t *w = m + r * words;
+        size_t n = 0;
+        for (size_t i = 0; i < o->V; i++)
+            if (sm_uniform(&g) < (double)o->allowed) w[i / 32] |= UINT32_C(1) << (i % 32), n++;
+        if (n == 0) {
+            const size_t i = (size_t)(sm_uniform(&g) * (double)o->V);
+            w[i / 32] |= UINT32_C(1) << (i % 32);
+        }
+    }
+    return (int32_t *)m;
+}
+
 /* The k-th call's row (B = 1: row k mod R). */
 static const void *row_of(const struct bench *b, long long k)
 {
@@ -347,10 +386,19 @@ static const void *row_of(const struct bench *b, long long k)
 /* One timed sampling call over all rows (fused chains or plain ones). */
 static nextok_status sample_once(struct bench *b, struct nextok_chain **chains, long long k, double *ns)
 {
+    const size_t mw = b->mask_words;
     double t0 = now_ns();
-    nextok_status rc;
-    if (b->o.B == 1) rc = nextok_chain_sample(chains[0], row_of(b, k), b->o.dtype, b->tokens);
-    else rc = nextok_batch_sample(b->pool, chains, b->rows, b->o.dtype, b->o.B, b->o.V, b->tokens, b->st);
+    nextok_status rc = NEXTOK_OK;
+    if (b->o.B == 1) {
+        const int32_t *m = b->masks ? b->masks + (size_t)(k % (long long)b->o.R) * mw : NULL;
+        if (m) rc = nextok_chain_set_token_bitmask(chains[0], m, mw);
+        if (rc == NEXTOK_OK) rc = nextok_chain_sample(chains[0], row_of(b, k), b->o.dtype, b->tokens);
+    } else if (b->masks) {
+        rc = nextok_batch_sample_bitmask(b->pool, chains, b->rows, b->o.dtype, b->o.B, b->o.V, b->masks, mw,
+                                         b->tokens, b->st);
+    } else {
+        rc = nextok_batch_sample(b->pool, chains, b->rows, b->o.dtype, b->o.B, b->o.V, b->tokens, b->st);
+    }
     *ns = now_ns() - t0;
     return rc;
 }
@@ -414,16 +462,17 @@ static void report(const struct bench *b, const struct cli_sampling *smp, struct
                "\"ns_per_row\":%.1f,\"p10_ns_per_row\":%.1f,\"p90_ns_per_row\":%.1f,"
                "\"read_pass_ns\":%.1f,\"ratio_to_read_pass\":%.3f,\"rows_per_s\":%.1f,"
                "\"gb_per_s\":%.3f,\"read_gb_per_s\":%.3f,\"plain_ns_per_row\":%.1f,"
-               "\"speedup_vs_plain\":%.2f,\"avx2\":%s,\"avx512\":%s}\n",
+               "\"speedup_vs_plain\":%.2f,\"allowed_fraction\":%g,\"avx2\":%s,\"avx512\":%s}\n",
                b->o.peaked ? "peaked" : "flat", b->o.V, dt, b->o.B, b->o.T, b->o.R,
                nextok_profile_name(smp->profile), b->o.iters, fused ? "true" : "false", ns_row,
                s.p10 / B, s.p90 / B, rd_row, ns_row / rd_row, 1e9 / ns_row, bytes / ns_row,
-               bytes / rd_row, plain_row, plain_row > 0 ? plain_row / ns_row : 0.0,
+               bytes / rd_row, plain_row, plain_row > 0 ? plain_row / ns_row : 0.0, (double)b->o.allowed,
                nextok_cpu_has_avx2() ? "true" : "false", nextok_cpu_has_avx512() ? "true" : "false");
         return;
     }
     printf("logits: %s, V = %zu, %s, batch %zu, threads %zu, %lld iterations\n",
            b->o.peaked ? "peaked" : "flat", b->o.V, dt, b->o.B, b->o.T, b->o.iters);
+    if (b->masks) printf("token bitmask:    a random mask per row allowing a fraction %g\n", (double)b->o.allowed);
     printf("sampling (%s): %10.1f ns/row (p10 %.1f, p90 %.1f)  %.0f rows/s  %.2f GB/s\n",
            fused ? "fused" : "plain", ns_row, s.p10 / B, s.p90 / B, 1e9 / ns_row, bytes / ns_row);
     printf("read pass:        %10.1f ns/row  %.2f GB/s\n", rd_row, bytes / rd_row);
@@ -440,6 +489,7 @@ static void bench_free(struct bench *b)
     free(b->chains);
     free(b->plain);
     free(b->rows);
+    free(b->masks);
     free(b->tokens);
     free(b->st);
     nextok_threadpool_free(b->pool);
@@ -453,10 +503,12 @@ static int run_bench(struct bench *b, const struct cli_sampling *smp)
     b->tokens = calloc(o->B, sizeof *b->tokens);
     b->st = calloc(o->B, sizeof *b->st);
     b->rows = make_rows(o);
+    b->mask_words = NEXTOK_BITMASK_WORDS(o->V);
+    if (o->allowed > 0.0f) b->masks = make_masks(o, b->mask_words);
     long long n_t = o->iters > o->plain_iters ? o->iters : o->plain_iters;
     double *t = calloc((size_t)n_t, sizeof *t);
     int rc = 0;
-    if (!b->chains || !b->plain || !b->tokens || !b->st || !b->rows || !t)
+    if (!b->chains || !b->plain || !b->tokens || !b->st || !b->rows || !t || (o->allowed > 0.0f && !b->masks))
         rc = cli_fail("bench", "out of memory for %zu rows of %zu", o->B, o->V);
     if (!rc && nextok_threadpool_init(&b->pool, o->T) != NEXTOK_OK)
         rc = cli_fail("bench", "cannot start %zu threads", o->T);
@@ -479,7 +531,7 @@ int nextok_cmd_bench(int argc, char **argv)
     }
     struct bench b;
     memset(&b, 0, sizeof b);
-    b.o = (struct bench_opts){true, 128256, 1, 1, 1, NEXTOK_DTYPE_F32, 200, 20, 0, false, false};
+    b.o = (struct bench_opts){true, 128256, 1, 1, 1, NEXTOK_DTYPE_F32, 200, 20, 0, false, false, 0.0f};
     struct cli_sampling smp;
     cli_sampling_init(&smp);
     int rc = 0;
@@ -491,6 +543,7 @@ int nextok_cmd_bench(int argc, char **argv)
     }
     if (!rc && b.o.R > 1 && b.o.B > 1) rc = cli_fail("bench", "--rows: only with --batch 1");
     if (!rc && b.o.plain_iters == 0) b.o.plain_iters = b.o.B > 1 ? 10 : b.o.iters;
+    smp.token_bitmask = b.o.allowed > 0.0f;
     if (!rc) rc = run_bench(&b, &smp);
     bench_free(&b);
     cli_sampling_free(&smp);
