@@ -130,7 +130,7 @@ int cli_parse_ids(const char *cmd, const char *flag, const char *s, int32_t **id
 /* Sampling flags: llama.cpp names, filling struct nextok_sampling_params    */
 /* ------------------------------------------------------------------------ */
 
-/* The value of one numeric sampling flag of the table in args.c. */
+/* The value of one numeric sampling flag of the table in sampling_flags.c. */
 union cli_num {
     float f;
     long long i;
@@ -147,7 +147,7 @@ struct cli_sampling {
     enum nextok_profile profile;      /* --profile (default vllm)               */
     bool seed_set;                    /* --seed S (-1: NEXTOK_DEFAULT_SEED)      */
     uint64_t seed;
-    bool num_set[CLI_MAX_NUM_FLAGS];  /* numeric flags given (see args.c table)  */
+    bool num_set[CLI_MAX_NUM_FLAGS];  /* numeric flags given (sampling_flags.c)   */
     union cli_num num[CLI_MAX_NUM_FLAGS];
     bool ties_set;                    /* --top-k-ties keep|exact                 */
     enum nextok_ties ties;
