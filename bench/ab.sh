@@ -14,7 +14,8 @@
 #   -n RUNS   processes per binary and row (default 5)
 #   -r REGEX  only the rows whose label matches (grep -E)
 #   -l        list the rows and exit
-# example: bench/ab.sh /work/baseline/nextok build-rel/nextok
+# example: bench/ab.sh /work/baseline/nextok build-rel/nextok   (a binary from
+#          before the --n-vocab spelling gets --vocab)
 #          bench/ab.sh -n 11 -r 'top-p.*f16' /work/baseline/nextok build-rel/nextok
 set -euo pipefail
 
@@ -47,24 +48,24 @@ rows() {
     for dist in peaked flat; do
         for v in 128256 256000; do
             for f in "${filters[@]}"; do
-                echo "$dist V$v ${f%%|*}|-|--dist $dist --vocab $v ${f#*|}"
+                echo "$dist V$v ${f%%|*}|-|--dist $dist --n-vocab $v ${f#*|}"
             done
         done
     done
     for f in 'temp 1|--temp 1' 'top-p 0.9|--top-p 0.9' 'min-p 0.05 T0.8|--min-p 0.05 --temp 0.8' \
              'top-nsigma 1|--top-nsigma 1' 'typical 0.95|--typical 0.95 --iters 200 --warmup 3' \
              'k40 p.95 min-p T0.8|--top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8'; do
-        echo "flat V128256 f16 ${f%%|*}|-|--dist flat --vocab 128256 --dtype f16 ${f#*|}"
+        echo "flat V128256 f16 ${f%%|*}|-|--dist flat --n-vocab 128256 --dtype f16 ${f#*|}"
     done
-    echo "peaked V128256 f16 k40 p.95 min-p T0.8|-|--dist peaked --vocab 128256 --dtype f16 --top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8"
+    echo "peaked V128256 f16 k40 p.95 min-p T0.8|-|--dist peaked --n-vocab 128256 --dtype f16 --top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8"
     for f in 'temp 0.8|--temp 0.8' 'top-p 0.9|--top-p 0.9' 'typical 0.95|--typical 0.95 --iters 200 --warmup 3' \
              'min-p 0.05 T0.8|--min-p 0.05 --temp 0.8' 'top-nsigma 1|--top-nsigma 1' \
              'k40 p.95 min-p T0.8|--top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8'; do
-        echo "AVX2 flat V128256 ${f%%|*}|NEXTOK_FORCE_AVX2=1|--dist flat --vocab 128256 ${f#*|}"
+        echo "AVX2 flat V128256 ${f%%|*}|NEXTOK_FORCE_AVX2=1|--dist flat --n-vocab 128256 ${f#*|}"
     done
-    echo "AVX2 peaked V128256 k40 p.95 min-p T0.8|NEXTOK_FORCE_AVX2=1|--dist peaked --vocab 128256 --top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8"
-    echo "AVX2 flat V128256 f16 top-p 0.9|NEXTOK_FORCE_AVX2=1|--dist flat --vocab 128256 --dtype f16 --top-p 0.9"
-    echo "AVX2 flat V128256 f16 min-p 0.05 T0.8|NEXTOK_FORCE_AVX2=1|--dist flat --vocab 128256 --dtype f16 --min-p 0.05 --temp 0.8"
+    echo "AVX2 peaked V128256 k40 p.95 min-p T0.8|NEXTOK_FORCE_AVX2=1|--dist peaked --n-vocab 128256 --top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8"
+    echo "AVX2 flat V128256 f16 top-p 0.9|NEXTOK_FORCE_AVX2=1|--dist flat --n-vocab 128256 --dtype f16 --top-p 0.9"
+    echo "AVX2 flat V128256 f16 min-p 0.05 T0.8|NEXTOK_FORCE_AVX2=1|--dist flat --n-vocab 128256 --dtype f16 --min-p 0.05 --temp 0.8"
 }
 
 if [ "$list" = 1 ]; then rows | cut -d'|' -f1; exit 0; fi
@@ -72,9 +73,10 @@ if [ "$list" = 1 ]; then rows | cut -d'|' -f1; exit 0; fi
 a=$1
 b=$2
 
-# ns_per_row of one run
+# ns_per_row of one run (a binary from before --n-vocab gets --vocab)
 one() {
     local bin=$1 envs=$2 flags=$3 out
+    if ! "$bin" bench --help | grep -q -- --n-vocab; then flags=${flags//--n-vocab/--vocab}; fi
     # shellcheck disable=SC2086
     if [ "$envs" = - ]; then out=$("$bin" bench $flags --seed 1 --json --no-plain)
     else out=$(env $envs "$bin" bench $flags --seed 1 --json --no-plain); fi

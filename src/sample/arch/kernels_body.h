@@ -382,8 +382,11 @@ AI float sumsq_impl(enum nextok_dtype dt, int one, const void *row, size_t n, fl
         UNROLL for (int u = 0; u < S; u++) s[u] = q[u] = vf_zero();
         /* not unrolled: with every load hoisted, AVX2's 16 registers spill */
         _Pragma("GCC unroll 1") for (size_t j = i; j < i + CHUNK; j += (size_t)S * VL)
-            UNROLL for (int u = 0; u < S; u++)
-                sumsq_step(vf_load_dt(row, dt, j + (size_t)u * VL), dv, c, one, &m[u & 1], &s[u], &q[u]);
+            UNROLL for (int u = 0; u < S; u++) {
+                vf x = vf_load_dt(row, dt, j + (size_t)u * VL);
+                V_PIN(x);
+                sumsq_step(x, dv, c, one, &m[u & 1], &s[u], &q[u]);
+            }
         const vf fs = streams_sum(s), fq = streams_sum(q);
         s0 = vd_add(s0, vd_lo(fs));
         s1 = vd_add(s1, vd_hi(fs));
