@@ -96,17 +96,26 @@ static unsigned ty_cross(const uint64_t *hq, const uint32_t *hn, unsigned nbins,
  * (their high bits) times mul. Returns their sum. */
 static uint64_t ty_sample_block(const struct nextok__fz_run *r, size_t b, float center, float scale, uint64_t mul)
 {
-    struct nextok__fused *f = r->f;
+    /* the arrays in locals: the histograms' stores would make the compiler
+     * load every pointer from f again on each element */
+    const struct nextok__fused *f = r->f;
+    const uint8_t *tmask = f->ovr.tmask;
+    const float *w = f->dist.w;
+    uint64_t *hq = f->hq[0];
+    uint32_t *hn = f->hn[0];
+    const void *row = r->row;
+    const enum nextok_dtype dt = r->dt;
+    const float t = r->t;
     uint64_t tot = 0;
     const size_t e = 64 * b + 64 < r->V ? 64 * b + 64 : r->V;
     for (size_t i = 64 * b; i < e; i++) {
-        if (f->ovr.tmask[i]) continue;
-        const float sc = fabsf(fz_P(nextok__row_get(r->row, r->dt, i), r->t) - center);
+        if (tmask[i]) continue;
+        const uint32_t k = ty_bits(fabsf(fz_P(nextok__row_get(row, dt, i), t) - center)) >> 20;
         /* q < 2^62 / n, mul <= n / 64, 2560 of them: >> 8 keeps the sum
          * below 2^62 (a bracket needs no low bits) */
-        const uint64_t q = (nextok__mass_q(f->dist.w[i], scale) >> 8) * mul;
-        f->hq[0][ty_bits(sc) >> 20] += q;
-        f->hn[0][ty_bits(sc) >> 20]++;
+        const uint64_t q = (nextok__mass_q(w[i], scale) >> 8) * mul;
+        hq[k] += q;
+        hn[k]++;
         tot += q;
     }
     return tot;
@@ -194,12 +203,24 @@ static size_t ty_scan(struct nextok__fz_run *r, struct nextok__typscan *ts)
     return m;
 }
 
-/* The candidates' masses: cq (a refinement level after the first), or from
- * the weights (the first level: the scan wrote none, and most of its
- * candidates never need theirs again). */
-static inline uint64_t ty_q(const struct nextok__fused *f, size_t i, float scale, bool from_w)
+/* The candidates (cvals, cids) and their masses: cq (a refinement level
+ * after the first), or from the weights (the first level: the scan wrote
+ * none, and most of its candidates never need theirs again). The arrays are
+ * read into locals once per pass (see ty_sample_block). */
+struct ty_src {
+    const float *vals, *w;
+    const int32_t *ids;
+    const uint64_t *cq;
+};
+
+static inline struct ty_src ty_src_of(const struct nextok__fused *f)
 {
-    return from_w ? nextok__mass_q(f->dist.w[f->cids[i]], scale) : f->cq[i];
+    return (struct ty_src){f->cvals, f->dist.w, f->cids, f->cq};
+}
+
+static inline uint64_t ty_q_at(const struct ty_src *s, size_t i, float scale, bool from_w)
+{
+    return from_w ? nextok__mass_q(s->w[s->ids[i]], scale) : s->cq[i];
 }
 
 /* Histogram of the set by sub-bucket (key - b0) >> shift (< nb <= NEXTOK__FZ_HBINS):
@@ -215,11 +236,12 @@ static inline uint64_t ty_hist(struct nextok__fused *f, size_t n, uint32_t b0, u
     memset(hn, 0, nb * sizeof *hn);
     memset(hq1, 0, nb * sizeof *hq1);
     memset(hn1, 0, nb * sizeof *hn1);
+    const struct ty_src src = ty_src_of(f);
     uint64_t tot = 0;
     size_t i = 0;
     for (; i + 2 <= n; i += 2) {
-        const uint32_t k0 = (ty_bits(f->cvals[i]) - b0) >> shift, k1 = (ty_bits(f->cvals[i + 1]) - b0) >> shift;
-        const uint64_t q0 = ty_q(f, i, scale, from_w), q1 = ty_q(f, i + 1, scale, from_w);
+        const uint32_t k0 = (ty_bits(src.vals[i]) - b0) >> shift, k1 = (ty_bits(src.vals[i + 1]) - b0) >> shift;
+        const uint64_t q0 = ty_q_at(&src, i, scale, from_w), q1 = ty_q_at(&src, i + 1, scale, from_w);
         hq[k0] += q0;
         hn[k0]++;
         hq1[k1] += q1;
@@ -227,8 +249,8 @@ static inline uint64_t ty_hist(struct nextok__fused *f, size_t n, uint32_t b0, u
         tot += q0 + q1;
     }
     for (; i < n; i++) {
-        const uint32_t k = (ty_bits(f->cvals[i]) - b0) >> shift;
-        const uint64_t q = ty_q(f, i, scale, from_w);
+        const uint32_t k = (ty_bits(src.vals[i]) - b0) >> shift;
+        const uint64_t q = ty_q_at(&src, i, scale, from_w);
         hq[k] += q;
         hn[k]++;
         tot += q;
@@ -248,13 +270,17 @@ static inline size_t ty_keep_bucket(struct nextok__fused *f, size_t n, uint32_t 
                                     unsigned B, float scale, bool from_w)
 {
     const uint32_t b0 = *base;
+    int32_t *ids = f->cids;
+    float *vals = f->cvals;
+    uint64_t *cq = f->cq;
+    const float *w = f->dist.w;
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((ty_bits(f->cvals[i]) - b0) >> shift != B) continue;
-        const uint64_t q = ty_q(f, i, scale, from_w);
-        f->cids[j] = f->cids[i];
-        f->cvals[j] = f->cvals[i];
-        f->cq[j++] = q;
+        if ((ty_bits(vals[i]) - b0) >> shift != B) continue;
+        const uint64_t q = from_w ? nextok__mass_q(w[ids[i]], scale) : cq[i];
+        ids[j] = ids[i];
+        vals[j] = vals[i];
+        cq[j++] = q;
     }
     *base = b0 + ((uint32_t)B << shift);
     return j;

@@ -197,25 +197,30 @@ static double exact_sigma(const struct nextok__fz_run *r)
     return 0.0;
 }
 
-/* A center for the σ sums: the mean of v = x / t over a strided sample of
- * the row (the 16 runs of 32 elements guess_tau reads; every element of a
- * short row), finite quotients only, as a float; 0 when there is none. Any
- * finite center is correct (sigma_bounds holds for every center); one near
- * the mean keeps Σ(v - c)² near n σ², which keeps the bound tight. */
+/* A center for the σ sums: the mean of the finite values x over a strided
+ * sample of the row (the 16 runs of 32 elements guess_tau reads; every
+ * element of a short row), divided by t once, as a float; 0 when that is not
+ * finite. Any finite center is correct (sigma_bounds holds for every center);
+ * one near the mean of v = x / t keeps Σ(v - c)² near n σ², which keeps the
+ * bound tight. Each run is summed on its own: one short chain of additions
+ * per run, no division per element. */
 static float sigma_center(const struct nextok__fz_run *r)
 {
     const size_t runs = r->V <= NEXTOK__FZ_SAMPLE_N ? 1 : NEXTOK__FZ_SAMPLE_N / 32;
     const size_t len = r->V <= NEXTOK__FZ_SAMPLE_N ? r->V : 32, gap = r->V / runs;
     double acc = 0.0;
     size_t ns = 0;
-    for (size_t b = 0; b < runs; b++)
+    for (size_t b = 0; b < runs; b++) {
+        double run = 0.0;
         for (size_t i = b * gap; i < b * gap + len; i++) {
-            const float v = nextok__row_get(r->row, r->dt, i) / r->t;
-            if (!isfinite(v)) continue;
-            acc += v;
+            const float x = nextok__row_get(r->row, r->dt, i);
+            if (!isfinite(x)) continue;
+            run += x;
             ns++;
         }
-    const float c = ns ? (float)(acc / (double)ns) : 0.0f;
+        acc += run;
+    }
+    const float c = ns ? (float)(acc / (double)ns / (double)r->t) : 0.0f;
     return isfinite(c) ? c : 0.0f;
 }
 
