@@ -1,7 +1,7 @@
 #!/bin/bash
-# Every issue-3 chain batched: B = 256 rows of V = 128256, 2 threads, f32 and f16,
-# peaked and flat rows; three timed processes per row (--no-plain), in the
-# format of issue3_table.sh, so that bench/issue3_table.py turns it into a table.
+# Every chain of bench/table.sh batched: B = 256 rows of V = 128256, 2 threads, f32
+# and f16, peaked and flat rows; three timed processes per row (--no-plain), in the
+# format of table.sh, so that bench/table.py turns it into a table.
 B=${NEXTOK:-./build-rel/nextok}
 PEN="--repeat-penalty 1.1 --frequency-penalty 0.1 --presence-penalty 0.1"
 TK="--top-k 40 --top-p 0.95 --min-p 0.05 --temp 0.8"
