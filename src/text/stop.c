@@ -296,7 +296,9 @@ nextok_status nextok_stop_clone(const struct nextok_stop *s, struct nextok_stop 
     if (rc != NEXTOK_OK) {
         /* the message goes on the original: the caller has no other handle */
         struct nextok_stop *m = (struct nextok_stop *)s;
-        snprintf(m->errmsg, sizeof m->errmsg, "clone: %s", e.msg);
+        /* the prefix and as much of the message as fits (a precision, so
+         * that -Wformat-truncation sees the cut is meant) */
+        snprintf(m->errmsg, sizeof m->errmsg, "clone: %.*s", (int)(sizeof m->errmsg - sizeof "clone: "), e.msg);
         return rc;
     }
     nextok__stop_state_copy(s, &(*out)->st, &s->st);
