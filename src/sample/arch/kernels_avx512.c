@@ -276,26 +276,5 @@ static const struct nextok__kernels avx512_table = {
     .probs = simd_probs,
 };
 
-static const struct nextok__fused_kernels avx512_fused = {
-    .name = "avx512",
-    .count_allowed = simd_count_allowed,
-    .max_masked = simd_max_masked,
-    .block_max_masked = simd_block_max_masked,
-    .compact_masked = simd_compact_masked,
-    .compact_blocks_masked = simd_compact_blocks_masked,
-    .weights_masked = simd_weights_masked,
-    .sum_sq = simd_sum_sq,
-    .sum_sq_dbl = simd_sum_sq_dbl,
-    .weights = simd_weights,
-    .weights_ge = simd_weights_ge,
-    .compact_range = simd_compact_range,
-    .cut_weights = simd_cut_weights,
-    .mass_above = simd_mass_above,
-    .mass_band = simd_mass_band,
-    .wvsum = simd_wvsum,
-    .typscan = simd_typscan,
-    .cut_keys = simd_cut_keys,
-};
-
 const struct nextok__kernels *nextok__kernels_avx512(void) { return &avx512_table; }
-const struct nextok__fused_kernels *nextok__fused_kernels_avx512(void) { return &avx512_fused; }
+const struct nextok__fused_kernels *nextok__fused_kernels_avx512(void) { return &simd_fused_table; }

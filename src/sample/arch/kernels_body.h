@@ -1161,3 +1161,28 @@ KERNEL size_t simd_mass_band(const void *row, enum nextok_dtype dt, size_t n, co
         return BY_DTYPE(mass_band_impl, dt, row, n, w, scale, hi, lo, gmax, gth, q, cnt, 1, base, ids, vals, cap);
     return BY_DTYPE(mass_band_impl, dt, row, n, w, scale, hi, lo, gmax, gth, q, cnt, 0, base, ids, vals, cap);
 }
+
+/* ---- the fused path's table ----------------------------------------------- */
+
+/* Every fused step has one body for all widths, so the table is the body's;
+ * an ISA file returns it (nextok__fused_kernels_avx2, _avx512). */
+static const struct nextok__fused_kernels simd_fused_table = {
+    .name = SIMD_NAME,
+    .count_allowed = simd_count_allowed,
+    .max_masked = simd_max_masked,
+    .block_max_masked = simd_block_max_masked,
+    .compact_masked = simd_compact_masked,
+    .compact_blocks_masked = simd_compact_blocks_masked,
+    .weights_masked = simd_weights_masked,
+    .sum_sq = simd_sum_sq,
+    .sum_sq_dbl = simd_sum_sq_dbl,
+    .weights = simd_weights,
+    .weights_ge = simd_weights_ge,
+    .compact_range = simd_compact_range,
+    .cut_weights = simd_cut_weights,
+    .mass_above = simd_mass_above,
+    .mass_band = simd_mass_band,
+    .wvsum = simd_wvsum,
+    .typscan = simd_typscan,
+    .cut_keys = simd_cut_keys,
+};

@@ -12,6 +12,7 @@
  * of the weight sums (kernels.h: nextok__wblock) are 16 / VL vectors. Until
  * one exists, other ISAs use the scalar reference (dispatch.c).
  *
+ * SIMD_NAME: the ISA's name for the kernel tables ("avx2", "avx512").
  * Types (VL = f32 lanes per vector, a power of two):
  *   vf    VL floats            vi   VL 32-bit integers (bits of a vf)
  *   vd    VL/2 doubles         vq   VL/2 unsigned 64-bit integers

@@ -16,6 +16,7 @@
 #include <immintrin.h>
 
 #define VL 8
+#define SIMD_NAME "avx2" /* the tables' name */
 
 typedef __m256 vf;
 typedef __m256i vi;

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #define VL 16
+#define SIMD_NAME "avx512" /* the tables' name */
 
 typedef __m512 vf;
 typedef __m512i vi;
