@@ -1033,6 +1033,61 @@ NEXTOK_API size_t nextok_vocab_n_merges(const struct nextok_vocab *v);
 NEXTOK_API nextok_status nextok_vocab_merge(const struct nextok_vocab *v, size_t i,
         const char **left, size_t *left_len, const char **right, size_t *right_len);
 
+/* --- encoding text to ids ----------------------------------------------------
+ *
+ * Text (UTF-8) to ids as the vocabulary's own tokenizer does it: HF
+ * tokenizers for tokenizer.json, llama.cpp for GGUF, tiktoken for ranks
+ * files. The pipeline: added tokens are split out of the text (leftmost,
+ * longest first); each stretch between them goes through the normalizer
+ * (Prepend, Replace), the pre-tokenizer (Split by regex or string, ByteLevel,
+ * Metaspace; regexes through PCRE2) and the model (BPE by merge rank, by
+ * token rank for tiktoken, by score for GGUF SentencePiece; byte fallback,
+ * unknown tokens). What is supported per format, and where nextok follows
+ * which reference, is in docs/text.md.
+ *
+ * A vocabulary nextok cannot encode (Unigram, WordPiece, a normalizer it
+ * does not run, a build without PCRE2 for a regex pre-tokenizer) loads and
+ * decodes as before; nextok_encoder_init then fails with
+ * NEXTOK_ERR_UNSUPPORTED saying why.
+ */
+struct nextok_encode_params {
+    /* Split special tokens written in the text ("<|eot_id|>", "<s>") out as
+     * their ids. Off (the default): they are plain text. Added tokens that
+     * are not special are always split out (HF and llama.cpp do the same). */
+    bool parse_special;
+    /* Add BOS / EOS: -1 as the vocabulary says (nextok_vocab_adds_bos/eos;
+     * the default), 0 never, 1 always (NEXTOK_ERR_INVALID_ARG at init when
+     * the vocabulary has no such token). */
+    int add_bos;
+    int add_eos;
+    /* The encoder's memory (NULL: the C library's). */
+    const struct nextok_allocator *allocator;
+};
+NEXTOK_API struct nextok_encode_params nextok_encode_default_params(void);
+
+/* An encoder: the scratch one thread needs to encode with a shared,
+ * read-only vocabulary (v must outlive it). After its buffers have grown to
+ * the longest text seen, encoding allocates nothing. */
+struct nextok_encoder;
+NEXTOK_API nextok_status nextok_encoder_init(struct nextok_encoder **out, const struct nextok_vocab *v,
+        const struct nextok_encode_params *params, struct nextok_error *err);
+NEXTOK_API void nextok_encoder_free(struct nextok_encoder *e);
+/* The message of the last failed nextok_encoder_encode ("" after a success). */
+NEXTOK_API const char *nextok_encoder_errmsg(const struct nextok_encoder *e);
+/* Encode text[0, len) into ids. *n_out receives the number of ids the whole
+ * text gives; if it exceeds cap: NEXTOK_ERR_BUFFER_TOO_SMALL and ids holds
+ * the first cap (ids may be NULL when cap is 0: a size query).
+ * NEXTOK_ERR_INVALID_ARG for invalid UTF-8 (the message gives the byte
+ * offset); NEXTOK_ERR_UNSUPPORTED when a character has no token, no byte
+ * token and the vocabulary has no unknown token. */
+NEXTOK_API nextok_status nextok_encoder_encode(struct nextok_encoder *e, const char *text, size_t len,
+        int32_t *ids, size_t cap, size_t *n_out);
+/* One call with a temporary encoder (allocates; use an encoder in loops).
+ * params NULL: defaults. */
+NEXTOK_API nextok_status nextok_vocab_encode(const struct nextok_vocab *v, const char *text, size_t len,
+        const struct nextok_encode_params *params, int32_t *ids, size_t cap, size_t *n_out,
+        struct nextok_error *err);
+
 /* --- decoding ids to text ----------------------------------------------------
  *
  * Decoding follows HF tokenizers' Tokenizer.decode(ids, skip_special_tokens):

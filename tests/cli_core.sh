@@ -401,6 +401,33 @@ done
 bad_msg "--vocab malformed" "vocab" probs --logits "$A4" --vocab "$T/garbage-vocab.txt"
 bad_msg "--vocab missing" "vocab" probs --logits "$A4" --vocab "$T/nope.json"
 
+# --- encode -----------------------------------------------------------------------------
+MIS="$DATA/vocab/hf/mistral-7b-v0.1/tokenizer.json"
+expect_out() { # name want args...: ok and stdout is exactly want
+    local name=$1 want=$2
+    shift 2
+    if ok "$name" "$@" && [ "$(cat "$T/out")" = "$want" ]; then pass; else fail "$name: got $(head -c 200 "$T/out")"; fi
+}
+expect_out "encode gpt2" "15496,995,0" encode --vocab "$TOKJ" --text "Hello world!"
+expect_out "encode GGUF gpt-2" "15496,995,0" encode --vocab "$GGUF" --text "Hello world!"
+expect_out "encode special as text" "27,91,437,1659,5239,91,29" encode --vocab "$TOKJ" --text "<|endoftext|>"
+expect_out "encode --parse-special" "50256" encode --vocab "$TOKJ" --text "<|endoftext|>" --parse-special
+expect_out "encode mistral adds BOS" "1,22557" encode --vocab "$MIS" --text "Hello"
+expect_out "encode --no-bos --eos" "22557,2" encode --vocab "$MIS" --text "Hello" --no-bos --eos
+expect_out "encode --json" '{"ids": [15496, 995], "pieces": ["Hello", "Ġworld"]}' encode --vocab "$TOKJ" --text "Hello world" --json
+printf 'Hello world!' >"$T/enc.txt"
+expect_out "encode --text-file" "15496,995,0" encode --vocab "$TOKJ" --text-file "$T/enc.txt"
+expect_out "encode stdin" "15496,995,0" encode --vocab "$TOKJ" --text-file - <"$T/enc.txt"
+if ok "encode --bench" encode --vocab "$TOKJ" --text-file "$T/enc.txt" --bench --runs 3 &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ids"]==3 and d["runs"]==3 and d["bytes"]==12' "$T/out"; then
+    pass; else fail "encode --bench: $(cat "$T/out")"; fi
+printf 'ab\377cd' >"$T/bad-utf8.txt"
+bad_msg "encode invalid UTF-8" "invalid UTF-8 at byte 2" encode --vocab "$TOKJ" --text-file "$T/bad-utf8.txt"
+bad_msg "encode without --text" "--text" encode --vocab "$TOKJ"
+bad_msg "encode with both texts" "one of" encode --vocab "$TOKJ" --text a --text-file "$T/enc.txt"
+bad_msg "encode missing file" "nope" encode --vocab "$TOKJ" --text-file "$T/nope.txt"
+bad "encode --runs 0" encode --vocab "$TOKJ" --text a --bench --runs 0
+
 # --- bench (a small row, so it is quick; the timings themselves are not checked) -------
 for r in 1 3; do
     if ok "bench --rows $r" bench --n-vocab 4096 --iters 200 --warmup 2 --no-plain --json --rows $r --top-k 40 --temp 0.8 &&

@@ -179,6 +179,7 @@ struct x {
     struct nextok_session *s, *s2;
     struct nextok_stop *st, *st2;
     struct nextok_detok *dt, *dt2;
+    struct nextok_encoder *en;
     struct nextok_vocab *v;
     struct nextok_sampler *sm, *sm2;
     struct nextok_threadpool *pool;
@@ -219,6 +220,7 @@ static void free_all(struct x *x)
     nextok_stop_free(x->st2);
     nextok_detok_free(x->dt);
     nextok_detok_free(x->dt2);
+    nextok_encoder_free(x->en);
     nextok_vocab_free(x->v);
     nextok_sampler_free(x->sm);
     nextok_sampler_free(x->sm2);
@@ -1251,6 +1253,39 @@ static void probe_detok(struct x *x, struct rec *r)
 static const struct scenario sc_detok = {
     "detok_init, detok_feed, detok_clone", 0, 3, no_setup, run_detok, probe_detok, free_all};
 
+/* The encoder: init, then a text long enough to grow every buffer (the
+ * normalizer's are unused with gpt2; mistral's are in the vocab sweep). */
+static const char g_enc_text[] = "Hello, world! It's 2024 and \xc3\xa9t\xc3\xa9 <|endoftext|> "
+                                 "a longer word: supercalifragilisticexpialidocious";
+
+static nextok_status run_encode(struct x *x, int k, struct rec *r)
+{
+    if (k == 0) {
+        struct nextok_encode_params ep = nextok_encode_default_params();
+        ep.allocator = &g_hook;
+        ep.parse_special = true;
+        nextok_status rc = nextok_encoder_init(&x->en, g_v2, &ep, &x->err);
+        if (rc != NEXTOK_OK) CHECK(x->en == NULL);
+        return note(x, rc, x->err.msg);
+    }
+    int32_t ids[64];
+    size_t n = 0;
+    nextok_status rc = nextok_encoder_encode(x->en, g_enc_text, sizeof g_enc_text - 1, ids, 64, &n);
+    if (rc == NEXTOK_OK) put(r, ids, n * sizeof *ids);
+    return note(x, rc, nextok_encoder_errmsg(x->en));
+}
+
+static void probe_encode(struct x *x, struct rec *r)
+{
+    int32_t ids[64];
+    size_t n = 0;
+    if (x->en && nextok_encoder_encode(x->en, g_enc_text, sizeof g_enc_text - 1, ids, 64, &n) == NEXTOK_OK)
+        put(r, ids, n * sizeof *ids);
+}
+
+static const struct scenario sc_encode = {
+    "encoder_init, encoder_encode", 0, 2, no_setup, run_encode, probe_encode, free_all};
+
 /* Session steps: the logits of step k peak at one token, so the text is
  * " Hello, world123" and the regex [0-9]{3} ends it. */
 static float g_srow[50257];
@@ -1450,6 +1485,7 @@ TEST(detok_sessions)
         return;
     }
     SWEEP(&sc_detok, NULL);
+    SWEEP(&sc_encode, NULL);
     for (size_t j = 0; j < sizeof sc_sess / sizeof sc_sess[0]; j++) SWEEP(&sc_sess[j], NULL);
 }
 

@@ -36,6 +36,21 @@ void nextok__quote(char *dst, size_t cap, const char *s, size_t len);
         if (rc_fwd_ != NEXTOK_OK) return rc_fwd_;         \
     } while (0)
 
+/* ---- bytes --------------------------------------------------------------- */
+
+/* The first occurrence of needle[0, m) in hay[0, n) (m > 0), or NULL: memmem,
+ * which C and POSIX lack. */
+static inline const char *nextok__memfind(const char *hay, size_t n, const char *needle, size_t m)
+{
+    for (const char *p = hay, *end = hay + n; m <= (size_t)(end - p);) {
+        p = memchr(p, needle[0], (size_t)(end - p) - m + 1);
+        if (!p) return NULL;
+        if (memcmp(p, needle, m) == 0) return p;
+        p++;
+    }
+    return NULL;
+}
+
 /* ---- samplers ----------------------------------------------------------- */
 
 struct nextok__stage_ops; /* sample/builtin.h: what the fused path calls on a built-in stage */

@@ -53,6 +53,7 @@ static const char *const id_keys[NEXTOK_VOCAB_SPECIAL_COUNT] = {
 struct gguf_vals {
     char    model[32];
     bool    has_model;
+    char    pre[32];       /* tokenizer.ggml.pre; "?" when too long to be one we know */
     struct gguf_arr tokens, types, scores, merges;
     int64_t ids[NEXTOK_VOCAB_SPECIAL_COUNT];
     uint32_t ids_given;
@@ -231,6 +232,19 @@ static nextok_status take_model(struct gguf *g, uint32_t type, struct gguf_vals 
     return NEXTOK_OK;
 }
 
+static nextok_status take_pre(struct gguf *g, uint32_t type, struct gguf_vals *vals)
+{
+    size_t at = g->off;
+    if (type != GT_STRING) return wrong_type(g, at, "string", type, 0);
+    const char *s = NULL;
+    size_t len = 0;
+    NEXTOK_FORWARD(rd_str(g, &s, &len, "string"));
+    if (len >= sizeof vals->pre) s = "?", len = 1;
+    memcpy(vals->pre, s, len);
+    vals->pre[len] = '\0';
+    return NEXTOK_OK;
+}
+
 static int bool_key(const char *key)
 {
     if (strcmp(key, "tokenizer.ggml.add_bos_token") == 0) return 0;
@@ -243,6 +257,7 @@ static nextok_status take_value(struct gguf *g, const char *key, uint32_t type, 
                                 struct gguf_vals *vals)
 {
     if (strcmp(key, "tokenizer.ggml.model") == 0) return take_model(g, type, vals);
+    if (strcmp(key, "tokenizer.ggml.pre") == 0) return take_pre(g, type, vals);
     if (strcmp(key, "tokenizer.ggml.tokens") == 0)
         return take_array(g, type, &vals->tokens, GT_STRING, GT_STRING, "array of string", key_off);
     if (strcmp(key, "tokenizer.ggml.token_type") == 0)
@@ -433,6 +448,46 @@ static nextok_status model_decoder(struct gguf *g, struct gguf_vals *vals, struc
     return NEXTOK_OK;
 }
 
+/* What llama.cpp does to encode: byte-level BPE by merge rank with the
+ * regex its tokenizer.ggml.pre names (the ones nextok knows), or
+ * SentencePiece BPE by score with byte fallback and the dummy prefix. */
+static void set_encoder(const struct gguf_vals *vals, struct nextok_vocab *v)
+{
+    struct nextok__enc *e = &v->enc;
+    char why[96];
+    if (strcmp(vals->model, "gpt2") == 0) {
+        const char *p = vals->pre, *re = NULL;
+        if (strcmp(p, "gpt-2") == 0) re = nextok__re_gpt2;
+        else if (strcmp(p, "llama-bpe") == 0 || strcmp(p, "llama3") == 0) re = nextok__re_llama3;
+        else if (strcmp(p, "qwen2") == 0) re = nextok__re_qwen2;
+        if (!re) {
+            snprintf(why, sizeof why, "GGUF tokenizer.ggml.pre \"%.32s\" is not supported",
+                     p[0] ? p : "(none)");
+            nextok__enc_refuse(e, why);
+            return;
+        }
+        e->merge_by = NEXTOK__MERGE_RANKS;
+        e->syms = NEXTOK__SYMS_BYTE_LEVEL;
+        e->ignore_merges = re == nextok__re_llama3;
+        nextok__enc_add_regex(e, re, NEXTOK__SPLIT_ISOLATED);
+    } else if (strcmp(vals->model, "llama") == 0) {
+        e->merge_by = NEXTOK__MERGE_SCORES;
+        e->syms = NEXTOK__SYMS_CHARS;
+        e->spm_words = true;
+        e->byte_fallback = true;
+        struct nextok__norm_step rep = {.op = NEXTOK__NORM_REPLACE, .a_len = 1, .b_len = 3};
+        memcpy(rep.a, " ", 1);
+        memcpy(rep.b, "\xe2\x96\x81", 3);
+        struct nextok__norm_step pre = {.op = NEXTOK__NORM_PREPEND, .a_len = 3};
+        memcpy(pre.a, "\xe2\x96\x81", 3);
+        nextok__enc_add_norm(e, &rep);
+        if (vals->add_space_prefix != 0) nextok__enc_add_norm(e, &pre);
+    } else {
+        snprintf(why, sizeof why, "encoding GGUF tokenizer model \"%s\" is not supported", vals->model);
+        nextok__enc_refuse(e, why);
+    }
+}
+
 static void set_roles(struct nextok_vocab *v, const struct gguf_vals *vals)
 {
     v->special_given = vals->ids_given;
@@ -468,6 +523,7 @@ static nextok_status build(struct gguf *g, struct gguf_vals *vals, struct nextok
     read_scores(g, v, &vals->scores);
     NEXTOK_FORWARD(read_merges(g, v, &vals->merges));
     set_roles(v, vals);
+    set_encoder(vals, v);
     return nextok__vocab_finish(v, &dec, NULL, 0, g->err);
 }
 

@@ -38,6 +38,11 @@ static inline bool nextok__hf_bool(const struct nextok__json *d, uint32_t v)
 nextok_status nextok__hf_read_decoder(const struct nextok__json *d, uint32_t root,
                                       struct nextok__decoder *dec, struct nextok_error *err);
 
+/* The normalizer, pre_tokenizer and model options into v->enc (bpe: the
+ * model is BPE; other models are not encodable yet). Fails only on NOMEM. */
+nextok_status nextok__hf_read_encoder(const struct nextok__json *d, uint32_t root, bool bpe,
+                                      struct nextok_vocab *v, struct nextok_error *err);
+
 /* tokenizer_config.json: special tokens by name, add_bos/eos_token. */
 nextok_status nextok__hf_read_tokenizer_config(struct nextok_vocab *v, const char *text, size_t n,
                                                struct nextok_error *err);

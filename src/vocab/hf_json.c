@@ -474,6 +474,7 @@ static nextok_status load(struct hf *h, const struct nextok_hf_json_mem *f)
     NEXTOK_FORWARD(build_tokens(h));
     NEXTOK_FORWARD(read_merges(h));
     NEXTOK_FORWARD(nextok__hf_read_decoder(&h->doc, 0, &h->dec, h->err));
+    NEXTOK_FORWARD(nextok__hf_read_encoder(&h->doc, 0, h->kind == HF_BPE, h->v, h->err));
     h->v->type = vocab_type(h);
     h->v->add_bos = template_adds_bos(&h->doc, nextok__hf_get(&h->doc, 0, "post_processor"), 0);
     if (f->tokenizer_config)

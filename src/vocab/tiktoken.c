@@ -203,6 +203,24 @@ static nextok_status check_unique(const struct nextok_vocab *v, const struct tt_
     return NEXTOK_OK;
 }
 
+/* The split pattern of OpenAI's published encodings, known by their rank
+ * counts (a ranks file does not name its regex). Others cannot encode. */
+static void set_encoder(struct nextok_vocab *v, size_t n_ranks)
+{
+    struct nextok__enc *e = &v->enc;
+    const char *re = n_ranks == 199998 ? nextok__re_o200k
+                   : n_ranks == 100256 ? nextok__re_cl100k
+                   : n_ranks == 50256 || n_ranks == 50280 ? nextok__re_gpt2 : NULL;
+    if (!re) {
+        nextok__enc_refuse(e, "tiktoken: the split pattern of a file with this many ranks is not known "
+                              "(o200k, cl100k, p50k and r50k are)");
+        return;
+    }
+    e->merge_by = NEXTOK__MERGE_TOKEN;
+    e->syms = NEXTOK__SYMS_BYTES;
+    nextok__enc_add_regex(e, re, NEXTOK__SPLIT_ISOLATED);
+}
+
 static nextok_status build(struct nextok_vocab *v, const char *data, size_t size,
                            const struct nextok_special_token *sp, size_t n_sp,
                            struct tt_list *l, struct nextok_error *err)
@@ -220,6 +238,7 @@ static nextok_status build(struct nextok_vocab *v, const char *data, size_t size
     NEXTOK_FORWARD(nextok__vocab_alloc_tokens(v, max_id + 1, err));
     NEXTOK_FORWARD(place_ranks(v, l, err));
     NEXTOK_FORWARD(place_specials(v, sp, n_sp, l, err));
+    set_encoder(v, l->n);
     NEXTOK_FORWARD(nextok__vocab_finish(v, &raw, NULL, 0, err));
     return check_unique(v, l, err);
 }

@@ -5,6 +5,7 @@
 
 #include "../common/buf.h"
 #include "../common/internal.h"
+#include "encode_internal.h"
 
 #include <stdint.h>
 
@@ -55,6 +56,7 @@ struct nextok_vocab {
     struct nextok__strip strip;
     uint32_t  max_piece;           /* longest text/piece/first, for output bounds */
     uint32_t  special_given;       /* bit k: role k came from the file (maybe as none) */
+    struct nextok__enc enc;        /* text -> ids (encode_internal.h); loaders fill its description */
 };
 
 static inline const char *nextok__tok_text(const struct nextok_vocab *v, const struct nextok__tok *t)

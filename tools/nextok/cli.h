@@ -66,6 +66,7 @@ int nextok_cmd_probs(int argc, char **argv);   /* cmd_probs.c   */
 int nextok_cmd_sample(int argc, char **argv);  /* cmd_sample.c  */
 int nextok_cmd_explain(int argc, char **argv); /* cmd_explain.c */
 int nextok_cmd_detok(int argc, char **argv);   /* cmd_detok.c   */
+int nextok_cmd_encode(int argc, char **argv);  /* cmd_encode.c  */
 int nextok_cmd_replay(int argc, char **argv);  /* cmd_replay.c  */
 int nextok_cmd_bench(int argc, char **argv);   /* cmd_bench.c   */
 

@@ -21,6 +21,7 @@ static const struct command COMMANDS[] = {
     {"sample", nextok_cmd_sample, "draw token ids (seeded, reproducible)"},
     {"explain", nextok_cmd_explain, "show what each sampling stage did"},
     {"detok", nextok_cmd_detok, "turn token ids into text"},
+    {"encode", nextok_cmd_encode, "turn text into token ids"},
     {"replay", nextok_cmd_replay, "replay a recorded generation"},
     {"bench", nextok_cmd_bench, "measure sampling speed"},
 };

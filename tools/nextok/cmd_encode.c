@@ -1,0 +1,257 @@
+/*
+ * nextok encode: text to token ids with a vocabulary, printed comma-separated
+ * on one line, or as one JSON object with the ids and the tokens' spellings.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const CMD = "encode";
+
+static void usage(FILE *f)
+{
+    fprintf(
+        f, "Usage: nextok encode --vocab FILE (--text STR | --text-file FILE)\n"
+           "                     [--parse-special] [--bos | --no-bos] [--eos | --no-eos] [--json]\n"
+           "\n"
+           "Encode UTF-8 text with the vocabulary's own tokenizer (tokenizer.json as HF\n"
+           "tokenizers does, GGUF as llama.cpp does, .tiktoken as tiktoken does) and print\n"
+           "the ids comma-separated on one line.\n"
+           "\n"
+           "  --vocab FILE        vocabulary file (or a directory with tokenizer.json)\n"
+           "  --text STR          the text\n"
+           "  --text-file FILE    read the text from FILE (exactly its bytes; - is stdin)\n"
+           "  --parse-special     special tokens written in the text (\"<|eot_id|>\") become\n"
+           "                      their ids; otherwise they are plain text\n"
+           "  --bos, --no-bos     add BOS or not (default: as the vocabulary says)\n"
+           "  --eos, --no-eos     add EOS or not (default: as the vocabulary says)\n"
+           "  --json              print {\"ids\": [...], \"pieces\": [...]} (pieces: each\n"
+           "                      token as the vocabulary spells it)\n"
+           "  --bench             time the encoding instead of printing ids: the whole\n"
+           "                      text as one string, --runs times with one encoder; prints\n"
+           "                      one JSON line with the median and MB/s (10^6 bytes)\n"
+           "  --runs N            runs for --bench (default 7)\n");
+}
+
+struct encode_opts {
+    const char *vocab, *text, *text_file;
+    bool json, bench;
+    long long runs;
+    struct nextok_encode_params ep;
+};
+
+static enum cli_parse parse_switch(struct encode_opts *o, const char *arg)
+{
+    static const struct {
+        const char *name;
+        int bos, eos;
+    } ends[] = {{"--bos", 1, -2}, {"--no-bos", 0, -2}, {"--eos", -2, 1}, {"--no-eos", -2, 0}};
+    if (strcmp(arg, "--parse-special") == 0)
+        o->ep.parse_special = true;
+    else if (strcmp(arg, "--json") == 0)
+        o->json = true;
+    else if (strcmp(arg, "--bench") == 0)
+        o->bench = true;
+    else {
+        for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++) {
+            if (strcmp(arg, ends[k].name) != 0) continue;
+            if (ends[k].bos != -2) o->ep.add_bos = ends[k].bos;
+            if (ends[k].eos != -2) o->ep.add_eos = ends[k].eos;
+            return CLI_PARSE_OK;
+        }
+        return CLI_PARSE_NOT_MINE;
+    }
+    return CLI_PARSE_OK;
+}
+
+static enum cli_parse parse_one(struct encode_opts *o, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+    enum cli_parse r = parse_switch(o, arg);
+    if (r != CLI_PARSE_NOT_MINE) return r;
+    if (cli_is_flag(arg, "--runs")) {
+        const char *v = cli_flag_value(CMD, argc, argv, i);
+        return v && cli_parse_int(CMD, "--runs", v, 1, 1000, &o->runs) == 0 ? CLI_PARSE_OK
+                                                                            : CLI_PARSE_ERROR;
+    }
+    const char **dst = cli_is_flag(arg, "--vocab")       ? &o->vocab
+                       : cli_is_flag(arg, "--text")      ? &o->text
+                       : cli_is_flag(arg, "--text-file") ? &o->text_file
+                                                         : NULL;
+    if (!dst) return CLI_PARSE_NOT_MINE;
+    *dst = cli_flag_value(CMD, argc, argv, i);
+    return *dst ? CLI_PARSE_OK : CLI_PARSE_ERROR;
+}
+
+static int parse(struct encode_opts *o, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        enum cli_parse r = parse_one(o, argc, argv, &i);
+        if (r == CLI_PARSE_NOT_MINE) r = cli_unknown_flag(CMD, argv[i]);
+        if (r == CLI_PARSE_ERROR) return CLI_EXIT_USAGE;
+    }
+    if (!o->vocab) return cli_fail(CMD, "--vocab FILE is required");
+    if (!o->text == !o->text_file)
+        return cli_fail(CMD, "give one of --text STR and --text-file FILE");
+    return 0;
+}
+
+/* The whole of path ("-": stdin) into a malloc'd buffer. */
+static int read_all(const char *path, char **data, size_t *size)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return cli_fail(CMD, "--text-file %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *p = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+        if (!p) free(buf);
+        buf = p;
+        cap *= 2;
+    }
+    bool bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (!buf) return cli_fail(CMD, "--text-file %s: out of memory", path);
+    if (bad) {
+        free(buf);
+        return cli_fail(CMD, "--text-file %s: read error", path);
+    }
+    *data = buf;
+    *size = n;
+    return 0;
+}
+
+/* A piece as a JSON string; a byte that is not part of valid UTF-8 (a
+ * tiktoken token can end inside a character) as U+FFFD, so the JSON stays valid. */
+static void json_piece(const char *t, size_t len)
+{
+    putchar('"');
+    for (size_t k = 0; k < len;) {
+        unsigned char c = (unsigned char)t[k];
+        size_t n = cli_utf8_len((const unsigned char *)t + k, len - k);
+        if (!n) fputs("\\ufffd", stdout), n = 1;
+        else if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20 || c == 0x7f) printf("\\u%04x", c);
+        else fwrite(t + k, 1, n, stdout);
+        k += n;
+    }
+    putchar('"');
+}
+
+static void print_ids(const struct nextok_vocab *v, const int32_t *ids, size_t n, bool json)
+{
+    if (!json) {
+        for (size_t k = 0; k < n; k++) printf("%s%ld", k ? "," : "", (long)ids[k]);
+        putchar('\n');
+        return;
+    }
+    fputs("{\"ids\": [", stdout);
+    for (size_t k = 0; k < n; k++) printf("%s%ld", k ? ", " : "", (long)ids[k]);
+    fputs("], \"pieces\": [", stdout);
+    for (size_t k = 0; k < n; k++) {
+        size_t len = 0;
+        const char *t = nextok_vocab_token_text(v, ids[k], &len);
+        if (k) fputs(", ", stdout);
+        json_piece(t ? t : "", len);
+    }
+    fputs("]}\n", stdout);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* --bench: the whole text, runs times, into a buffer sized by the first run. */
+static int bench(struct encode_opts *o, struct nextok_encoder *e, const char *text, size_t len,
+                 int32_t *ids, size_t n)
+{
+    double t[1000];
+    for (long long r = 0; r < o->runs; r++) {
+        size_t got = 0;
+        double t0 = now_s();
+        nextok_status st = nextok_encoder_encode(e, text, len, ids, n, &got);
+        t[r] = now_s() - t0;
+        if (st != NEXTOK_OK) return cli_fail(CMD, "%s", nextok_encoder_errmsg(e));
+    }
+    qsort(t, (size_t)o->runs, sizeof t[0], cmp_double);
+    double med = o->runs % 2 ? t[o->runs / 2] : 0.5 * (t[o->runs / 2 - 1] + t[o->runs / 2]);
+    printf("{\"tool\": \"nextok\", \"vocab\": ");
+    cli_json_string(stdout, o->vocab, strlen(o->vocab));
+    printf(", \"text\": ");
+    const char *name = o->text_file ? o->text_file : "--text";
+    cli_json_string(stdout, name, strlen(name));
+    printf(", \"bytes\": %zu, \"ids\": %zu, \"runs\": %lld, \"median_s\": %.6f, \"min_s\": %.6f, "
+           "\"mb_per_s\": %.2f}\n",
+           len, n, o->runs, med, t[0], med > 0 ? (double)len / med / 1e6 : 0.0);
+    return 0;
+}
+
+static int encode(struct encode_opts *o, const struct nextok_vocab *v, const char *text, size_t len)
+{
+    struct nextok_encoder *e = NULL;
+    struct nextok_error err;
+    memset(&err, 0, sizeof err);
+    nextok_status st = nextok_encoder_init(&e, v, &o->ep, &err);
+    if (st != NEXTOK_OK) return cli_fail(CMD, "--vocab %s: %s", o->vocab, err.msg);
+    size_t n = 0;
+    st = nextok_encoder_encode(e, text, len, NULL, 0, &n);
+    int32_t *ids = NULL;
+    if (st == NEXTOK_ERR_BUFFER_TOO_SMALL) {
+        ids = malloc((n ? n : 1) * sizeof *ids);
+        st = ids ? nextok_encoder_encode(e, text, len, ids, n, &n) : NEXTOK_ERR_NOMEM;
+    }
+    int rc = 0;
+    if (st != NEXTOK_OK)
+        rc = cli_fail(CMD, "%s",
+                      st == NEXTOK_ERR_NOMEM && !ids ? "out of memory" : nextok_encoder_errmsg(e));
+    else if (o->bench)
+        rc = bench(o, e, text, len, ids, n);
+    else
+        print_ids(v, ids, n, o->json);
+    free(ids);
+    nextok_encoder_free(e);
+    if (rc == 0 && fflush(stdout) != 0) rc = cli_fail(CMD, "writing to stdout failed");
+    return rc;
+}
+
+int nextok_cmd_encode(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    struct encode_opts o;
+    memset(&o, 0, sizeof o);
+    o.ep = nextok_encode_default_params();
+    o.runs = 7;
+    int rc = parse(&o, argc, argv);
+    if (rc != 0) return rc;
+    char *file = NULL;
+    size_t len = o.text ? strlen(o.text) : 0;
+    if (o.text_file && (rc = read_all(o.text_file, &file, &len)) != 0) return rc;
+    struct nextok_vocab *v = NULL;
+    struct nextok_error err;
+    memset(&err, 0, sizeof err);
+    nextok_status st = nextok_vocab_load_file(&v, o.vocab, &err);
+    if (st != NEXTOK_OK)
+        rc = cli_fail(CMD, "--vocab %s: %s", o.vocab, err.msg);
+    else
+        rc = encode(&o, v, file ? file : o.text, len);
+    nextok_vocab_free(v);
+    free(file);
+    return rc;
+}
