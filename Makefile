@@ -35,8 +35,12 @@ $(BUILD)/CMakeCache.txt: | check-deps
 build: check-deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The main job: the whole loop on the built-in demo model (prompt -> ids -> model
+# logits -> sampling chain -> detokenizer -> stop rules -> streamed text).
+RUN_PROMPT ?= It is a truth universally acknowledged, that
 run: build
-	./$(BUILD)/nextok explain --logits examples/logits-example.npy --vocab examples/gpt2-tokenizer.json --temp 0.8 --top-k 40 --top-p 0.9 --seed 42
+	./$(BUILD)/nextok generate --echo --prompt "$(RUN_PROMPT)" --temp 0.8 --top-k 40 --top-p 0.95 \
+	    --min-p 0.02 --repeat-penalty 1.1 --seed 42 --max-tokens 120
 
 # Every test is labelled quick or full (tests/README.md): `make test` runs
 # both tiers, `make test-quick` everything not labelled full (under 30 s).

@@ -428,6 +428,34 @@ bad_msg "encode with both texts" "one of" encode --vocab "$TOKJ" --text a --text
 bad_msg "encode missing file" "nope" encode --vocab "$TOKJ" --text-file "$T/nope.txt"
 bad "encode --runs 0" encode --vocab "$TOKJ" --text a --bench --runs 0
 
+# --- generate (the built-in demo model) --------------------------------------------------
+# gen_ok NAME ARGS...: exit 0 (the summary line goes to stderr)
+gen_ok() {
+    local name=$1
+    shift
+    run "$@"
+    [ "$RC" -eq 0 ] || { fail "$name: exit $RC: $(head -c 300 "$T/err")"; return 1; }
+}
+GEN=(generate --prompt "It is a truth universally acknowledged" --temp 0.8 --top-k 40 --seed 7 --max-tokens 30)
+if gen_ok "generate" "${GEN[@]}" && [ -s "$T/out" ]; then cp "$T/out" "$T/gen1"; pass; else fail "generate printed nothing"; fi
+if gen_ok "generate again" "${GEN[@]}" && cmp -s "$T/out" "$T/gen1"; then pass; else fail "generate with a fixed seed differs between runs"; fi
+if grep -q "30 tokens" "$T/err" && grep -q "finish: length" "$T/err"; then pass; else fail "generate summary: $(cat "$T/err")"; fi
+if ok "generate --json" "${GEN[@]}" --json && python3 - "$T/out" "$T/gen1" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+toks, fin = ev[:-1], ev[-1]
+assert fin["finish"] == "length" and fin["tokens"] == len(toks) == 30, fin
+assert all("token" in e and "logprob" in e and e["logprob"] <= 0 for e in toks)
+text = "".join(e["text"] for e in toks)
+assert text == open(sys.argv[2], encoding="utf-8").read(), "json text differs from the plain run"
+PY
+then pass; else fail "generate --json events"; fi
+if gen_ok "generate --stop" generate --prompt "Mr" --temp 0 --stop "." --max-tokens 50 && [ "$(cat "$T/out")" = "" ]; then pass; else fail "generate --stop: $(cat "$T/out")"; fi
+bad_msg "generate without --prompt" "--prompt" generate --temp 0.8
+bad_msg "generate --model alone" "together" generate --prompt a --model "$T/nope.ngram"
+bad_msg "generate bad --model" "nope" generate --prompt a --model "$T/nope.ngram" --vocab "$TOKJ"
+bad_msg "generate invalid UTF-8 prompt" "UTF-8" generate --prompt "$(printf 'a\377')"
+
 # --- bench (a small row, so it is quick; the timings themselves are not checked) -------
 for r in 1 3; do
     if ok "bench --rows $r" bench --n-vocab 4096 --iters 200 --warmup 2 --no-plain --json --rows $r --top-k 40 --temp 0.8 &&

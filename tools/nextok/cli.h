@@ -67,6 +67,7 @@ int nextok_cmd_sample(int argc, char **argv);  /* cmd_sample.c  */
 int nextok_cmd_explain(int argc, char **argv); /* cmd_explain.c */
 int nextok_cmd_detok(int argc, char **argv);   /* cmd_detok.c   */
 int nextok_cmd_encode(int argc, char **argv);  /* cmd_encode.c  */
+int nextok_cmd_generate(int argc, char **argv); /* cmd_generate.c */
 int nextok_cmd_replay(int argc, char **argv);  /* cmd_replay.c  */
 int nextok_cmd_bench(int argc, char **argv);   /* cmd_bench.c   */
 
@@ -290,5 +291,13 @@ size_t cli_utf8_len(const unsigned char *s, size_t len);
 
 /* Write s as a JSON string literal (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s, size_t n);
+
+/* events.c: the streaming commands' JSON. cli_json_text is cli_json_string
+ * for text that may hold invalid UTF-8 (each such byte becomes \ufffd). */
+void cli_json_text(FILE *f, const char *s, size_t n);
+/* {"token": id, "text": ...[, "logprob": x, "rank": r, "top": [...]]}\n */
+void cli_json_token_event(FILE *f, const struct nextok_step_result *r, bool logprobs);
+/* "eos", "length" (also for NEXTOK_FINISH_NONE) or "stop". */
+const char *cli_finish_word(enum nextok_finish f);
 
 #endif

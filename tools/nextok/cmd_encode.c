@@ -126,23 +126,6 @@ static int read_all(const char *path, char **data, size_t *size)
     return 0;
 }
 
-/* A piece as a JSON string; a byte that is not part of valid UTF-8 (a
- * tiktoken token can end inside a character) as U+FFFD, so the JSON stays valid. */
-static void json_piece(const char *t, size_t len)
-{
-    putchar('"');
-    for (size_t k = 0; k < len;) {
-        unsigned char c = (unsigned char)t[k];
-        size_t n = cli_utf8_len((const unsigned char *)t + k, len - k);
-        if (!n) fputs("\\ufffd", stdout), n = 1;
-        else if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20 || c == 0x7f) printf("\\u%04x", c);
-        else fwrite(t + k, 1, n, stdout);
-        k += n;
-    }
-    putchar('"');
-}
-
 static void print_ids(const struct nextok_vocab *v, const int32_t *ids, size_t n, bool json)
 {
     if (!json) {
@@ -157,7 +140,7 @@ static void print_ids(const struct nextok_vocab *v, const int32_t *ids, size_t n
         size_t len = 0;
         const char *t = nextok_vocab_token_text(v, ids[k], &len);
         if (k) fputs(", ", stdout);
-        json_piece(t ? t : "", len);
+        cli_json_text(stdout, t ? t : "", len); /* tiktoken: may end inside a character */
     }
     fputs("]}\n", stdout);
 }

@@ -141,91 +141,14 @@ static int parse(struct replay_opts *o, int argc, char **argv)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at p[0..n), 0 if it is not one. */
-static size_t utf8_valid_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-               : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (len == 0 || len > n) return 0;
-    for (size_t k = 1; k < len; k++)
-        if ((p[k] & 0xC0) != 0x80) return 0;
-    if (c == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
-    if (c == 0xED && p[1] > 0x9F) return 0; /* surrogate */
-    if (c == 0xF0 && p[1] < 0x90) return 0; /* overlong */
-    if (c == 0xF4 && p[1] > 0x8F) return 0; /* > U+10FFFF */
-    return len;
-}
-
-static void json_ascii(FILE *f, unsigned char c)
-{
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c == '\n') fputs("\\n", f);
-    else if (c == '\r') fputs("\\r", f);
-    else if (c == '\t') fputs("\\t", f);
-    else if (c < 0x20 || c == 0x7f) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-}
-
-/* A JSON string literal of s[0..n); invalid UTF-8 bytes become \ufffd. */
-static void json_text(FILE *f, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', f);
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_valid_len(p + i, n - i);
-        if (len == 0) {
-            fputs("\\ufffd", f);
-            i++;
-        } else if (len > 1) {
-            fwrite(p + i, 1, len, f);
-            i += len;
-        } else {
-            json_ascii(f, p[i]);
-            i++;
-        }
-    }
-    fputc('"', f);
-}
-
-static void json_token_event(FILE *f, const struct nextok_step_result *r, bool logprobs)
-{
-    fprintf(f, "{\"token\": %ld, \"text\": ", (long)r->token);
-    json_text(f, r->text, r->text_len);
-    if (logprobs) {
-        fprintf(f, ", \"logprob\": %.6g, \"rank\": %ld, \"top\": [", (double)r->logprob,
-                (long)r->rank);
-        for (size_t k = 0; k < r->n_top; k++) {
-            const struct nextok_top_logprob *t = &r->top[k];
-            fprintf(f, "%s{\"id\": %ld, \"logprob\": %.6g, \"bytes\": [", k ? ", " : "",
-                    (long)t->id, (double)t->logprob);
-            for (size_t b = 0; b < t->len; b++)
-                fprintf(f, "%s%u", b ? ", " : "", (unsigned)(unsigned char)t->bytes[b]);
-            fputs("]}", f);
-        }
-        fputc(']', f);
-    }
-    fputs("}\n", f);
-}
-
-static const char *finish_word(enum nextok_finish f)
-{
-    switch (f) {
-    case NEXTOK_FINISH_EOS: return "eos";
-    case NEXTOK_FINISH_LENGTH:
-    case NEXTOK_FINISH_NONE: return "length";
-    default: return "stop";
-    }
-}
-
 static void json_finish_event(FILE *f, const struct replay_opts *o, enum nextok_finish fin,
                               int32_t which)
 {
-    fprintf(f, "{\"finish\": \"%s\", \"stop\": ", finish_word(fin));
+    fprintf(f, "{\"finish\": \"%s\", \"stop\": ", cli_finish_word(fin));
     if (fin == NEXTOK_FINISH_STOP_STRING && which >= 0 && (size_t)which < o->n_stops)
-        json_text(f, o->stops[which], strlen(o->stops[which]));
+        cli_json_text(f, o->stops[which], strlen(o->stops[which]));
     else if (fin == NEXTOK_FINISH_STOP_REGEX)
-        json_text(f, o->regex, strlen(o->regex));
+        cli_json_text(f, o->regex, strlen(o->regex));
     else if (fin == NEXTOK_FINISH_STOP_TOKEN && which >= 0 && (size_t)which < o->n_stop_ids)
         fprintf(f, "%ld", (long)o->stop_ids[which]);
     else
@@ -304,7 +227,7 @@ static void emit(const struct replay_opts *o, struct replay_run *r,
                  const struct nextok_step_result *res)
 {
     if (o->json && (res->token >= 0 || res->text_len))
-        json_token_event(r->out, res, o->top_logprobs >= 0 && res->token >= 0);
+        cli_json_token_event(r->out, res, o->top_logprobs >= 0 && res->token >= 0);
     else if (!o->json)
         fwrite(res->text, 1, res->text_len, r->out);
     if (o->stream) fflush(r->out);

@@ -22,6 +22,7 @@ static const struct command COMMANDS[] = {
     {"explain", nextok_cmd_explain, "show what each sampling stage did"},
     {"detok", nextok_cmd_detok, "turn token ids into text"},
     {"encode", nextok_cmd_encode, "turn text into token ids"},
+    {"generate", nextok_cmd_generate, "generate text with the built-in demo model"},
     {"replay", nextok_cmd_replay, "replay a recorded generation"},
     {"bench", nextok_cmd_bench, "measure sampling speed"},
 };

@@ -30,6 +30,9 @@ struct demo_model;
  * tools/demo_model/austen-gpt2.ngram). */
 extern const unsigned char nextok_demo_model[];
 extern const size_t nextok_demo_model_size;
+/* Its vocabulary, GPT-2's tokenizer.json (examples/gpt2-tokenizer.json). */
+extern const unsigned char nextok_demo_vocab[];
+extern const size_t nextok_demo_vocab_size;
 
 /* Load a model from `size` bytes at `data`, which stay owned by the caller
  * and must outlive the model (nothing is copied; any alignment will do).

@@ -14,6 +14,9 @@
 #ifndef NEXTOK_DEMO_MODEL_PATH
 #error "NEXTOK_DEMO_MODEL_PATH must name the model file (set by CMakeLists.txt)"
 #endif
+#ifndef NEXTOK_DEMO_VOCAB_PATH
+#error "NEXTOK_DEMO_VOCAB_PATH must name the model's tokenizer.json (set by CMakeLists.txt)"
+#endif
 
     .section .rodata
     .balign 64
@@ -34,6 +37,29 @@ nextok_demo_model_size:
 #else
     .long .Lnextok_demo_model_end - nextok_demo_model
     .size nextok_demo_model_size, 4
+#endif
+
+    /* The model's vocabulary (GPT-2's tokenizer.json): nextok_demo_vocab[],
+     * nextok_demo_vocab_size, the same way. */
+    .section .rodata
+    .balign 64
+    .globl nextok_demo_vocab
+    .type nextok_demo_vocab, %object
+nextok_demo_vocab:
+    .incbin NEXTOK_DEMO_VOCAB_PATH
+.Lnextok_demo_vocab_end:
+    .size nextok_demo_vocab, .Lnextok_demo_vocab_end - nextok_demo_vocab
+
+    .balign 8
+    .globl nextok_demo_vocab_size
+    .type nextok_demo_vocab_size, %object
+nextok_demo_vocab_size:
+#if defined(__LP64__) || defined(_LP64)
+    .quad .Lnextok_demo_vocab_end - nextok_demo_vocab
+    .size nextok_demo_vocab_size, 8
+#else
+    .long .Lnextok_demo_vocab_end - nextok_demo_vocab
+    .size nextok_demo_vocab_size, 4
 #endif
 
     /* no executable stack */
