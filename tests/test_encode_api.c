@@ -321,19 +321,50 @@ static struct nextok_vocab *load_json(const char *json)
     return v;
 }
 
+/* Small hand-worked Unigram and WordPiece cases (the corpora are test_encode's). */
+TEST(unigram_and_wordpiece_by_hand)
+{
+    /* Viterbi: "abc" as a+bc (-1 + -1.5) beats ab+c (-2 + -1) and a+b+c. */
+    struct nextok_vocab *u = load_json(
+        "{\"model\": {\"type\": \"Unigram\", \"unk_id\": 0, \"vocab\": [[\"<unk>\", 0.0], "
+        "[\"a\", -1.0], [\"b\", -1.0], [\"c\", -1.0], [\"ab\", -2.0], [\"bc\", -1.5]]}}");
+    struct nextok_encoder *ue = encoder(u, false, 0, 0);
+    if (ue) {
+        CHECK(IDS_ARE(enc(ue, "abc", 3), 1, 5));
+        CHECK(IDS_ARE(enc(ue, "cab", 3), 3, 4)); /* ab (-2) ties a+b (-2): the first path found */
+        CHECK(IDS_ARE(enc(ue, "axyb", 4), 1, 0, 2)); /* unknowns fuse into one */
+    }
+    nextok_encoder_free(ue);
+    nextok_vocab_free(u);
+    struct nextok_vocab *w = load_json(
+        "{\"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}, \"model\": {\"type\": "
+        "\"WordPiece\", "
+        "\"unk_token\": \"[UNK]\", \"max_input_chars_per_word\": 9, \"vocab\": {\"[UNK]\": 0, "
+        "\"un\": 1, \"##aff\": 2, \"##able\": 3, \"!\": 4, \"x\": 5}}}");
+    struct nextok_encoder *we = encoder(w, false, 0, 0);
+    if (we) {
+        const char *t = "unaffable! x unx xxxxxxxxxx";
+        CHECK(
+            IDS_ARE(enc(we, t, strlen(t)), 1, 2, 3, 4, 5, 0, 0)); /* "unx": no ##x; 10 chars > 9 */
+    }
+    nextok_encoder_free(we);
+    nextok_vocab_free(w);
+}
+
 TEST(vocabularies_that_cannot_encode)
 {
     struct nextok_encoder *e = NULL;
     struct nextok_error err;
-    /* WordPiece: loads and decodes, but encoding is not implemented. */
-    struct nextok_vocab *w =
-        load_json("{\"model\": {\"type\": \"WordPiece\", \"unk_token\": \"[UNK]\", "
-                  "\"vocab\": {\"[UNK]\": 0, \"a\": 1, \"##b\": 2}}}");
-    if (w) {
-        CHECK_EQ_INT(nextok_encoder_init(&e, w, NULL, &err), NEXTOK_ERR_UNSUPPORTED);
-        CHECK(e == NULL && strstr(err.msg, "WordPiece") != NULL);
+    /* A Unigram model needs its unknown token (HF refuses to encode without). */
+    struct nextok_vocab *u =
+        load_json("{\"model\": {\"type\": \"Unigram\", \"vocab\": [[\"a\", -1.0]]}}");
+    struct nextok_encoder *ue = encoder(u, false, 0, 0);
+    if (ue) {
+        size_t n = 0;
+        CHECK_EQ_INT(nextok_encoder_encode(ue, "a", 1, ids, MAX_IDS, &n), NEXTOK_ERR_UNSUPPORTED);
     }
-    nextok_vocab_free(w);
+    nextok_encoder_free(ue);
+    nextok_vocab_free(u);
     /* BPE without merges: every character is its own token; one without a
      * token, no byte fallback and no unknown token is an error. */
     struct nextok_vocab *b =
@@ -350,11 +381,11 @@ TEST(vocabularies_that_cannot_encode)
     nextok_vocab_free(b);
     /* A normalizer nextok does not run: refused with its name. */
     struct nextok_vocab *l =
-        load_json("{\"normalizer\": {\"type\": \"Lowercase\"}, \"model\": {\"type\": "
+        load_json("{\"normalizer\": {\"type\": \"BertNormalizer\"}, \"model\": {\"type\": "
                   "\"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}");
     if (l) {
         CHECK_EQ_INT(nextok_encoder_init(&e, l, NULL, &err), NEXTOK_ERR_UNSUPPORTED);
-        CHECK(strstr(err.msg, "Lowercase") != NULL);
+        CHECK(strstr(err.msg, "BertNormalizer") != NULL);
     }
     nextok_vocab_free(l);
     CHECK_EQ_INT(nextok_encoder_init(&e, NULL, NULL, &err), NEXTOK_ERR_INVALID_ARG);
@@ -418,6 +449,7 @@ int main(void)
     RUN(byte_fallback_only_when_needed);
     RUN(long_words);
     RUN(bad_input);
+    RUN(unigram_and_wordpiece_by_hand);
     RUN(vocabularies_that_cannot_encode);
     RUN(warm_encoder_allocates_nothing);
     return harness_done();

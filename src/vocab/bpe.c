@@ -266,6 +266,9 @@ void nextok__bpe_scratch_free(struct nextok__bpe_scratch *s)
     nextok__free(s->mem, s->sym);
     nextok__free(s->mem, s->heap);
     nextok__buf_free(&s->mapped);
+    nextok__free(s->mem, s->lat);
+    s->lat = NULL;
+    s->lat_cap = 0;
     s->sym = NULL;
     s->heap = NULL;
     s->sym_cap = s->heap_cap = 0;

@@ -30,6 +30,24 @@ const char nextok__re_o200k[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
     "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+/* BertPreTokenizer's classes, as HF's Rust code has them. Whitespace is
+ * char::is_whitespace (the White_Space property; PCRE2's \s also takes
+ * U+180E). Punctuation is ASCII punctuation or unicode_categories 0.1.1's
+ * P* table, which is older than PCRE2's: U+166D and U+111C9 were P* then,
+ * and the characters excluded below were made P* by later Unicode versions:
+ * the 106 differences from PCRE2 10.42's tables (Unicode 14), found by
+ * probing HF code point by code point (tests/data/vocab/synthetic/
+ * hf-char-classes.txt). A PCRE2 with a newer Unicode may add more. */
+const char nextok__re_bert_space[] =
+    "[\\t-\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}]+";
+const char nextok__re_bert_punct[] =
+    "[!-/:-@\\[-`{-~\\x{166D}\\x{111C9}]|(?![\\x{61D}\\x{9FD}\\x{A76}\\x{C77}\\x{C84}\\x{1B7D}-\\x{1B7E}"
+    "\\x{2E43}-\\x{2E4F}\\x{2E52}-\\x{2E5D}\\x{10EAD}\\x{10F55}-\\x{10F59}\\x{10F86}-\\x{10F89}"
+    "\\x{1144B}-\\x{1144F}\\x{1145A}-\\x{1145B}\\x{1145D}\\x{11660}-\\x{1166C}\\x{116B9}\\x{1183B}"
+    "\\x{11944}-\\x{11946}\\x{119E2}\\x{11A3F}-\\x{11A46}\\x{11A9A}-\\x{11A9C}\\x{11A9E}-\\x{11AA2}"
+    "\\x{11C41}-\\x{11C45}\\x{11C70}-\\x{11C71}\\x{11EF7}-\\x{11EF8}\\x{11FFF}\\x{12FF1}-\\x{12FF2}"
+    "\\x{16E97}-\\x{16E9A}\\x{16FE2}\\x{1E95E}-\\x{1E95F}])\\p{P}";
+
 void nextok__enc_refuse(struct nextok__enc *e, const char *why)
 {
     e->merge_by = NEXTOK__MERGE_NONE;
@@ -295,5 +313,6 @@ void nextok__enc_free(struct nextok_vocab *v)
     nextok__free(&v->mem, e->pair_rank);
     nextok__free(&v->mem, e->pair_out);
     nextok__free(&v->mem, e->trie);
+    nextok__free(&v->mem, e->uscore);
     for (int k = 0; k < NEXTOK__ENC_MAX_STEPS; k++) nextok__free(&v->mem, e->owned[k]);
 }

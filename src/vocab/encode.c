@@ -127,7 +127,11 @@ static nextok_status split_step(struct nextok_encoder *e, int k, const char *s, 
 static nextok_status split(struct nextok_encoder *e, int k, const char *s, size_t n)
 {
     if (k < e->v->enc.n_pre) return split_step(e, k, s, n);
-    nextok_status rc = nextok__bpe_word(e->v, &e->bpe, s, n, &e->out);
+    enum nextok__merge_by m = e->v->enc.merge_by;
+    nextok_status rc =
+        m == NEXTOK__MODEL_UNIGRAM     ? nextok__unigram_word(e->v, &e->bpe, s, n, &e->out)
+        : m == NEXTOK__MODEL_WORDPIECE ? nextok__wordpiece_word(e->v, &e->bpe, s, n, &e->out)
+                                       : nextok__bpe_word(e->v, &e->bpe, s, n, &e->out);
     if (rc == NEXTOK_OK) return rc;
     if (rc == NEXTOK_ERR_NOMEM) return fail(e, rc, "out of memory");
     if (rc == NEXTOK_ERR_INVALID_ARG)

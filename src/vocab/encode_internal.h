@@ -31,6 +31,8 @@ enum nextok__merge_by {
     NEXTOK__MERGE_RANKS, /* the merges list: lower index first (HF BPE, GGUF gpt2)  */
     NEXTOK__MERGE_TOKEN, /* any pair whose bytes are a token: lower id first (tiktoken) */
     NEXTOK__MERGE_SCORES, /* any pair whose text is a token: higher score first (SentencePiece BPE, llama.cpp) */
+    NEXTOK__MODEL_UNIGRAM,   /* not merges: the Viterbi path over piece scores (unigram.c) */
+    NEXTOK__MODEL_WORDPIECE, /* not merges: greedy longest match (wordpiece.c)             */
 };
 
 enum nextok__norm_op {
@@ -40,6 +42,7 @@ enum nextok__norm_op {
     NEXTOK__NORM_NFD,
     NEXTOK__NORM_NFKC,
     NEXTOK__NORM_NFKD,
+    NEXTOK__NORM_LOWERCASE, /* Unicode lowercase per character (utf8proc; U+0130 as Rust does) */
 };
 
 #define NEXTOK__ENC_STR_MAX   16
@@ -117,6 +120,18 @@ struct nextok__enc {
     int32_t *pair_out;
     uint32_t pair_mask;
 
+    /* Unigram: each model piece's score as the file gives it (double, as
+     * HF keeps it: float sums could tie where HF's do not); NAN for ids
+     * that are not model pieces. unk_score = min score - 10 (HF's
+     * kUnkPenalty). max_piece: the longest piece, bytes. */
+    double *uscore;
+    double unk_score;
+    uint32_t max_piece;
+    /* WordPiece: the continuation prefix ("##") and the longest word (chars). */
+    char wp_prefix[NEXTOK__ENC_STR_MAX];
+    uint8_t wp_prefix_len;
+    int32_t wp_max_chars;
+
     struct nextok__trie_node *trie; /* root is node 0 */
     size_t n_trie;
     uint8_t trie_first[32]; /* bit b: some added token starts with byte b */
@@ -170,7 +185,23 @@ struct nextok__bpe_scratch {
     struct nextok__merge_ent *heap;
     size_t heap_cap, n_heap;
     struct nextok__buf mapped; /* a byte-level word as the vocabulary spells it */
+    struct nextok__lattice *lat; /* Unigram: best path per end position */
+    size_t lat_cap;
 };
+
+struct nextok__lattice {
+    double score;  /* best path to this position; -INFINITY: not reached */
+    int32_t start; /* where its last piece starts                        */
+    int32_t id;    /* that piece; -1 before a path is known             */
+};
+
+/* ---- unigram.c, wordpiece.c ------------------------------------------------ */
+
+/* The same contract as nextok__bpe_word, for the other models. */
+nextok_status nextok__unigram_word(const struct nextok_vocab *v, struct nextok__bpe_scratch *s,
+                                   const char *w, size_t n, struct nextok__ids *out);
+nextok_status nextok__wordpiece_word(const struct nextok_vocab *v, struct nextok__bpe_scratch *s,
+                                     const char *w, size_t n, struct nextok__ids *out);
 
 /* Encode one pre-tokenized word w[0, n) and push its ids. NOMEM;
  * UNSUPPORTED when a character has no token, no byte fallback and the
@@ -197,6 +228,8 @@ extern const char nextok__re_llama3[];
 extern const char nextok__re_qwen2[];
 extern const char nextok__re_cl100k[];
 extern const char nextok__re_o200k[];
+extern const char nextok__re_bert_space[];
+extern const char nextok__re_bert_punct[];
 
 /* Add a regex split step (pattern must outlive the vocabulary). */
 void nextok__enc_add_regex(struct nextok__enc *e, const char *pattern, enum nextok__split_how how);

@@ -58,10 +58,11 @@ static void norm_one(struct er *r, uint32_t o, int depth)
             norm_one(r, c, depth + 1);
         return;
     }
-    static const char *const forms[] = {"NFC", "NFD", "NFKC", "NFKD"};
+    static const char *const forms[] = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase"};
     static const enum nextok__norm_op ops[] = {NEXTOK__NORM_NFC, NEXTOK__NORM_NFD,
-                                               NEXTOK__NORM_NFKC, NEXTOK__NORM_NFKD};
-    for (int k = 0; k < 4; k++) {
+                                               NEXTOK__NORM_NFKC, NEXTOK__NORM_NFKD,
+                                               NEXTOK__NORM_LOWERCASE};
+    for (int k = 0; k < 5; k++) {
         if (!nextok__hf_is(d, type, forms[k])) continue;
 #if defined(NEXTOK_HAVE_UTF8PROC)
         st.op = ops[k];
@@ -69,7 +70,7 @@ static void norm_one(struct er *r, uint32_t o, int depth)
 #else
         (void)ops;
         if (!refused(r))
-            nextok__enc_refuse(r->e, "tokenizer.json: a Unicode normalizer needs utf8proc "
+            nextok__enc_refuse(r->e, "tokenizer.json: Unicode normalizers need utf8proc "
                                      "(built with NEXTOK_WITH_UTF8PROC=OFF)");
 #endif
         return;
@@ -189,6 +190,10 @@ static nextok_status pre_one(struct er *r, uint32_t o, int depth)
         nextok__enc_add_regex(r->e, each ? "\\p{N}" : "\\p{N}+", NEXTOK__SPLIT_ISOLATED);
     } else if (nextok__hf_is(d, type, "WhitespaceSplit")) {
         nextok__enc_add_regex(r->e, "\\s+", NEXTOK__SPLIT_REMOVED);
+    } else if (nextok__hf_is(d, type, "BertPreTokenizer")) {
+        /* whitespace removed, then each punctuation character alone */
+        nextok__enc_add_regex(r->e, nextok__re_bert_space, NEXTOK__SPLIT_REMOVED);
+        nextok__enc_add_regex(r->e, nextok__re_bert_punct, NEXTOK__SPLIT_ISOLATED);
     } else {
         refuse(r, "pre_tokenizer", type);
     }
@@ -221,19 +226,52 @@ static void model_bpe(struct er *r, uint32_t model)
     e->ignore_merges = nextok__hf_true(d, nextok__hf_get(d, model, "ignore_merges"));
 }
 
-nextok_status nextok__hf_read_encoder(const struct nextok__json *d, uint32_t root, bool bpe,
-                                      struct nextok_vocab *v, struct nextok_error *err)
+/* Unigram: pieces are characters' spellings; byte fallback as the file says. */
+static void model_unigram(struct er *r, uint32_t model)
+{
+    if (refused(r)) return;
+    r->e->merge_by = NEXTOK__MODEL_UNIGRAM;
+    r->e->syms = NEXTOK__SYMS_CHARS;
+    r->e->byte_fallback = nextok__hf_true(r->d, nextok__hf_get(r->d, model, "byte_fallback"));
+}
+
+static void model_wordpiece(struct er *r, uint32_t model)
+{
+    const struct nextok__json *d = r->d;
+    struct nextok__enc *e = r->e;
+    int64_t max = 100;
+    uint32_t m = nextok__hf_get(d, model, "max_input_chars_per_word");
+    if (m != NEXTOK__JSON_NO_NODE &&
+        (!nextok__json_int(d, m, &max) || max < 0 || max > INT32_MAX)) {
+        refuse(r, "WordPiece max_input_chars_per_word", m);
+        return;
+    }
+    if (!small(r, model, "continuing_subword_prefix", "##", e->wp_prefix, &e->wp_prefix_len)) {
+        refuse(r, "WordPiece continuing_subword_prefix",
+               nextok__hf_get(d, model, "continuing_subword_prefix"));
+        return;
+    }
+    if (refused(r)) return;
+    e->merge_by = NEXTOK__MODEL_WORDPIECE;
+    e->syms = NEXTOK__SYMS_CHARS;
+    e->wp_max_chars = (int32_t)max;
+}
+
+nextok_status nextok__hf_read_encoder(const struct nextok__json *d, uint32_t root,
+                                      enum nextok__hf_model kind, struct nextok_vocab *v,
+                                      struct nextok_error *err)
 {
     struct er r = {d, v, &v->enc, err, false};
     uint32_t model = nextok__hf_get(d, root, "model");
-    if (!bpe) {
-        refuse(&r, "model type (encoding)", nextok__hf_get(d, model, "type"));
-        return NEXTOK_OK;
-    }
     uint32_t norm = nextok__hf_get(d, root, "normalizer");
     if (norm != NEXTOK__JSON_NO_NODE) norm_one(&r, norm, 0);
     uint32_t pre = nextok__hf_get(d, root, "pre_tokenizer");
     if (pre != NEXTOK__JSON_NO_NODE) NEXTOK_FORWARD(pre_one(&r, pre, 0));
-    model_bpe(&r, model);
+    if (kind == HF_BPE)
+        model_bpe(&r, model);
+    else if (kind == HF_UNIGRAM)
+        model_unigram(&r, model);
+    else
+        model_wordpiece(&r, model);
     return NEXTOK_OK;
 }

@@ -38,10 +38,13 @@ static inline bool nextok__hf_bool(const struct nextok__json *d, uint32_t v)
 nextok_status nextok__hf_read_decoder(const struct nextok__json *d, uint32_t root,
                                       struct nextok__decoder *dec, struct nextok_error *err);
 
-/* The normalizer, pre_tokenizer and model options into v->enc (bpe: the
- * model is BPE; other models are not encodable yet). Fails only on NOMEM. */
-nextok_status nextok__hf_read_encoder(const struct nextok__json *d, uint32_t root, bool bpe,
-                                      struct nextok_vocab *v, struct nextok_error *err);
+enum nextok__hf_model { HF_BPE, HF_UNIGRAM, HF_WORDPIECE };
+
+/* The normalizer, pre_tokenizer and model options into v->enc (the
+ * Unigram scores are the reader's: hf_json.c). Fails only on NOMEM. */
+nextok_status nextok__hf_read_encoder(const struct nextok__json *d, uint32_t root,
+                                      enum nextok__hf_model kind, struct nextok_vocab *v,
+                                      struct nextok_error *err);
 
 /* tokenizer_config.json: special tokens by name, add_bos/eos_token. */
 nextok_status nextok__hf_read_tokenizer_config(struct nextok_vocab *v, const char *text, size_t n,

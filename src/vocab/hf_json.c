@@ -17,12 +17,10 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-enum hf_model { HF_BPE, HF_UNIGRAM, HF_WORDPIECE };
-
 struct hf_entry {
     uint32_t off, len; /* text in the arena */
     int32_t  id;
-    float    score;
+    double   score;    /* Unigram: the encoder keeps it exact */
 };
 
 struct hf_added {
@@ -41,7 +39,7 @@ struct hf {
     struct nextok__json doc;
     uint32_t    model;   /* node of the "model" object */
     const char *vocab, *vocab_end, *merges, *merges_end; /* spans in text */
-    enum hf_model kind;
+    enum nextok__hf_model kind;
     struct hf_entry *ent;
     size_t n_ent, cap_ent;
     struct hf_added *added;
@@ -118,7 +116,7 @@ static nextok_status jid(struct hf *h, uint32_t o, const char *path, int32_t *id
 
 /* ---- model.vocab ------------------------------------------------------------ */
 
-static nextok_status push_entry(struct hf *h, uint32_t off, uint32_t len, int32_t id, float score)
+static nextok_status push_entry(struct hf *h, uint32_t off, uint32_t len, int32_t id, double score)
 {
     if (h->n_ent == h->cap_ent) {
         size_t cap = h->cap_ent ? h->cap_ent * 2 : 4096;
@@ -163,7 +161,7 @@ static nextok_status vocab_object(struct hf *h, struct nextok__js *s)
         if (id < 0 || id >= NEXTOK__VOCAB_MAX_TOKENS)
             return key_error(h, "model.vocab", v->arena.data + off, len,
                              "id must be an integer in [0, 2^24)");
-        NEXTOK_FORWARD(push_entry(h, (uint32_t)off, len, (int32_t)id, 0.0f));
+        NEXTOK_FORWARD(push_entry(h, (uint32_t)off, len, (int32_t)id, 0.0));
     }
     return r == 0 ? NEXTOK_OK : js_error(h, s, "model.vocab");
 }
@@ -186,7 +184,7 @@ static nextok_status vocab_pair(struct hf *h, struct nextok__js *s, size_t i)
         return js_error(h, s, what);
     NEXTOK_RETURN_IF(i >= NEXTOK__VOCAB_MAX_TOKENS, h->err, NEXTOK_ERR_FORMAT,
                      "tokenizer.json: model.vocab: more than 2^24 entries");
-    return push_entry(h, (uint32_t)off, len, (int32_t)i, (float)score);
+    return push_entry(h, (uint32_t)off, len, (int32_t)i, score);
 }
 
 static nextok_status vocab_array(struct hf *h, struct nextok__js *s)
@@ -344,7 +342,7 @@ static nextok_status place_vocab(struct hf *h, bool byte_fallback)
         }
         t->text_off = e->off;
         t->text_len = e->len;
-        t->score = e->score;
+        t->score = (float)e->score;
         t->attrs = 0;
         bool byte = byte_fallback && nextok__byte_token(v->arena.data + e->off, e->len) >= 0;
         t->type = byte ? NEXTOK_TOKEN_TYPE_BYTE : NEXTOK_TOKEN_TYPE_NORMAL;
@@ -422,6 +420,25 @@ static nextok_status build_tokens(struct hf *h)
     return set_unk(h);
 }
 
+/* The Unigram encoder's exact scores: each model piece's, NAN elsewhere. */
+static nextok_status unigram_scores(struct hf *h)
+{
+    struct nextok_vocab *v = h->v;
+    struct nextok__enc *e = &v->enc;
+    e->uscore = nextok__alloc_array(&v->mem, (size_t)v->n_tokens, sizeof *e->uscore);
+    NEXTOK_RETURN_IF(!e->uscore, h->err, NEXTOK_ERR_NOMEM, "tokenizer.json: out of memory");
+    for (int32_t id = 0; id < v->n_tokens; id++) e->uscore[id] = NAN;
+    double min = INFINITY;
+    for (size_t i = 0; i < h->n_ent; i++) {
+        const struct hf_entry *x = &h->ent[i];
+        e->uscore[x->id] = x->score;
+        if (x->score < min) min = x->score;
+        if (x->len > e->max_piece) e->max_piece = x->len;
+    }
+    e->unk_score = min - 10.0; /* HF's kUnkPenalty */
+    return NEXTOK_OK;
+}
+
 /* ---- vocabulary type, post_processor ------------------------------------------------- */
 
 static enum nextok_vocab_type vocab_type(const struct hf *h)
@@ -474,7 +491,8 @@ static nextok_status load(struct hf *h, const struct nextok_hf_json_mem *f)
     NEXTOK_FORWARD(build_tokens(h));
     NEXTOK_FORWARD(read_merges(h));
     NEXTOK_FORWARD(nextok__hf_read_decoder(&h->doc, 0, &h->dec, h->err));
-    NEXTOK_FORWARD(nextok__hf_read_encoder(&h->doc, 0, h->kind == HF_BPE, h->v, h->err));
+    NEXTOK_FORWARD(nextok__hf_read_encoder(&h->doc, 0, h->kind, h->v, h->err));
+    if (h->kind == HF_UNIGRAM) NEXTOK_FORWARD(unigram_scores(h));
     h->v->type = vocab_type(h);
     h->v->add_bos = template_adds_bos(&h->doc, nextok__hf_get(&h->doc, 0, "post_processor"), 0);
     if (f->tokenizer_config)

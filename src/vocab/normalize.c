@@ -7,6 +7,8 @@
  */
 #include "vocab_internal.h"
 
+#include "../common/utf8.h"
+
 #if defined(NEXTOK_HAVE_UTF8PROC)
 #include <utf8proc.h>
 #endif
@@ -43,11 +45,40 @@ static nextok_status replace(const struct nextok__norm_step *s, const char *in, 
 }
 
 #if defined(NEXTOK_HAVE_UTF8PROC)
+/* Lowercase each character as Rust's char::to_lowercase does (HF's
+ * Lowercase): utf8proc's simple mapping, and the one character whose
+ * lowercase is two (U+0130 -> i + U+0307). The text is valid UTF-8. */
+static nextok_status lowercase(const char *in, size_t len, struct nextok__buf *out)
+{
+    out->len = 0;
+    NEXTOK_FORWARD(
+        nextok__buf_reserve(out, 2 * len)); /* a lowercase is at most 3 bytes longer per 2 */
+    const unsigned char *s = (const unsigned char *)in;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp = s[i];
+        size_t k = 1;
+        if (cp >= 0x80 && !(k = nextok__utf8_decode(s + i, len - i, &cp)))
+            return NEXTOK_ERR_INVALID_ARG;
+        i += k;
+        if (cp == 0x130) {
+            nextok__buf_append(out, "i\xcc\x87", 3);
+            continue;
+        }
+        char u[4];
+        uint32_t lc = cp < 0x80 ? (cp >= 'A' && cp <= 'Z' ? cp + 32 : cp)
+                                : (uint32_t)utf8proc_tolower((utf8proc_int32_t)cp);
+        NEXTOK_FORWARD(nextok__buf_reserve(out, 4));
+        nextok__buf_append(out, u, nextok__utf8_encode(lc, u));
+    }
+    return NEXTOK_OK;
+}
+
 /* NFC, NFD, NFKC or NFKD: decompose to code points in cps, then recompose
  * and re-encode there (utf8proc_reencode writes UTF-8 over the code points). */
 static nextok_status unicode_form(const struct nextok__norm_step *s, const char *in, size_t len,
                                   struct nextok__buf *out, struct nextok__buf *cps)
 {
+    if (s->op == NEXTOK__NORM_LOWERCASE) return lowercase(in, len, out);
     static const utf8proc_option_t forms[] = {
         [NEXTOK__NORM_NFC] = UTF8PROC_STABLE | UTF8PROC_COMPOSE,
         [NEXTOK__NORM_NFD] = UTF8PROC_STABLE | UTF8PROC_DECOMPOSE,
@@ -100,8 +131,8 @@ nextok_status nextok__normalize(const struct nextok__enc *e, const char *text, s
             rc = prepend(s, cur, n, at_start, dst);
         else if (s->op == NEXTOK__NORM_REPLACE)
             rc = replace(s, cur, n, dst);
-        else if (ascii(cur, n))
-            continue; /* every normalization form leaves ASCII as it is */
+        else if (s->op != NEXTOK__NORM_LOWERCASE && ascii(cur, n))
+            continue; /* the normalization forms leave ASCII as it is */
         else
             rc = unicode_form(s, cur, n, dst, &bufs[2]);
         if (rc != NEXTOK_OK) return rc;

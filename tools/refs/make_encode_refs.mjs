@@ -29,6 +29,9 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
+// The helpers marked `export` are shared with make_synthetic_vocabs.mjs, which imports this
+// module; main() runs only when this file is the script node was started with.
+
 const SCRIPT_DIR = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(SCRIPT_DIR, '..', '..');
 
@@ -63,7 +66,7 @@ const VOCABS = [
   { name: 'qwen3', kind: 'hf', file: 'vocab/hf/qwen3/tokenizer.json' },
   { name: 'gemma3', kind: 'hf', file: 'vocab/hf/gemma3/tokenizer.json' },
 ];
-const CORPORA = ['corpus/austen-all.txt', 'corpus/spa-rv1909-nt.txt', 'corpus/proverbaro.txt', 'corpus/emoji-test.txt'];
+export const CORPORA = ['corpus/austen-all.txt', 'corpus/spa-rv1909-nt.txt', 'corpus/proverbaro.txt', 'corpus/emoji-test.txt'];
 const IDS_PREFIX_BYTES = 32768; // .ids files: the first corpus lines whose bytes sum to <= this
 const BLOCK_LINES = 512;        // .digest files: lines per block
 
@@ -72,7 +75,7 @@ function pinnedVersions() {
   const pkg = JSON.parse(fs.readFileSync(path.join(SCRIPT_DIR, 'package.json'), 'utf8'));
   return pkg.dependencies;
 }
-function loadPackages(opt) {
+export function loadPackages(opt) {
   const pins = pinnedVersions();
   const installed = (name) => {
     const p = path.join(opt.modules, 'node_modules', name, 'package.json');
@@ -97,22 +100,22 @@ function loadPackages(opt) {
 }
 
 // ---------------------------------------------------------------- files
-function findFile(rel, opt) {
+export function findFile(rel, opt) {
   for (const base of [path.join(REPO, 'tests', 'data'), opt.data]) {
     const p = path.join(base, rel);
     if (fs.existsSync(p)) return p;
   }
   return null;
 }
-const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
-const shortPath = (p, opt) => {
+export const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
+export const shortPath = (p, opt) => {
   const inRepo = path.relative(REPO, p);
   if (!inRepo.startsWith('..')) return inRepo;
   return '$DATA/' + path.relative(opt.data, p);
 };
 
 // Split the corpus bytes on 0x0A; each piece keeps its '\n'; a final empty piece is dropped.
-function splitLines(buf) {
+export function splitLines(buf) {
   const out = [];
   let start = 0;
   for (;;) {
@@ -126,7 +129,7 @@ function splitLines(buf) {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 // ---------------------------------------------------------------- FNV-1a 64 (hi/lo 32-bit halves)
-class Fnv1a64 {
+export class Fnv1a64 {
   constructor() { this.hi = 0xcbf29ce4; this.lo = 0x84222325; }
   byte(b) {
     // h ^= b; h *= 0x100000001b3 (= 2^40 + 0x1b3) mod 2^64
@@ -139,7 +142,7 @@ class Fnv1a64 {
   int32(v) { v |= 0; this.byte(v & 0xff); this.byte((v >>> 8) & 0xff); this.byte((v >>> 16) & 0xff); this.byte((v >>> 24) & 0xff); }
   hex() { return this.hi.toString(16).padStart(8, '0') + this.lo.toString(16).padStart(8, '0'); }
 }
-function fnvSelfTest() {
+export function fnvSelfTest() {
   const h = (bytes) => { const f = new Fnv1a64(); for (const b of bytes) f.byte(b); return f.hex(); };
   const vec = [['', 'cbf29ce484222325'], ['a', 'af63dc4c8601ec8c'], ['foobar', '85944171f73967e8']];
   for (const [s, want] of vec) if (h(Buffer.from(s)) !== want) die(`FNV-1a self-test failed on "${s}"`);
@@ -148,7 +151,7 @@ function fnvSelfTest() {
 // ---------------------------------------------------------------- encoders
 // Each encoder: { tool, source, plain(text), special(text), addSpecial(text), roundtrip(ids) -> Buffer,
 //                 specialTexts: [strings matched as special tokens in ids_special] }
-async function makeHf(v, file, pk) {
+export async function makeHf(v, file, pk) {
   const { Tokenizer } = pk.tokenizers;
   const raw = fs.readFileSync(file);
   const json = JSON.parse(raw.toString('utf8'));
@@ -200,7 +203,7 @@ async function makeTiktoken(v, file, pk) {
 }
 
 // ---------------------------------------------------------------- corpus outputs
-async function doCorpus(v, encdr, corpusRel, opt) {
+export async function doCorpus(v, encdr, corpusRel, opt) {
   const file = findFile(corpusRel, opt);
   const stem = path.basename(corpusRel).replace(/\.txt$/, '');
   if (!file) { log(`  ${v.name} x ${stem}: SKIP, corpus ${corpusRel} not found`); return null; }
@@ -248,7 +251,7 @@ async function doCorpus(v, encdr, corpusRel, opt) {
 }
 
 // ---------------------------------------------------------------- hand-picked strings
-function strings() {
+export function strings() {
   const S = [
     '', ' ', '  ', '                 ', '\n', '\n\n\n', '\t', '\t\t\tx', ' \t \n \r\n', '\r\n\r\n', '  \n  ',
     '  leading', 'trailing  ', '  both  ', 'a  b   c    d', 'Hello world', ' Hello world', '    Hello\n    Hello',
@@ -279,7 +282,7 @@ function strings() {
 // combining diacritics U+0300..U+036F, conjoining Hangul jamo U+1100..U+11FF and variation
 // selectors U+FE00..U+FE0F (so that NFC and NFD spellings look different).
 const ESC = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}\p{Zs}\u0300-\u036f\u1100-\u11ff\ufe00-\ufe0f]/u;
-function jstr(s) {
+export function jstr(s) {
   let o = '"';
   for (const ch of s) {
     if (ch === '"') o += '\\"';
@@ -289,6 +292,30 @@ function jstr(s) {
     } else o += ch;
   }
   return o + '"';
+}
+
+// The text of a strings.json-style file: {"tool", "columns" {col: description}, "vocabs" {name:
+// {file, sha256, tool}}, "cases" [{"text", col: {vocab: [ids]}}]}, one member per line as above.
+export function stringsJsonText(tool, columns, vocabInfo, cases, texts, what) {
+  const cols = Object.keys(columns);
+  const L = [];
+  L.push('{');
+  L.push(` "tool": ${jstr(tool)},`);
+  L.push(' "columns": {');
+  cols.forEach((col, i) => L.push(`  ${jstr(col)}: ${jstr(columns[col])}${i + 1 < cols.length ? ',' : ''}`));
+  L.push(' },');
+  L.push(` "vocabs": {${Object.entries(vocabInfo).map(([k, x]) => `\n  ${jstr(k)}: {"file": ${jstr(x.file)}, "sha256": ${jstr(x.sha256)}, "tool": ${jstr(x.tool)}}`).join(',')}\n },`);
+  L.push(' "cases": [');
+  cases.forEach((c, i) => {
+    const parts = cols.map((col) => `   ${jstr(col)}: {${Object.entries(c[col]).map(([k, ids]) => `\n    ${jstr(k)}: [${ids.join(',')}]`).join(',')}\n   }`);
+    L.push(`  {\n   "text": ${jstr(c.text)},\n${parts.join(',\n')}\n  }${i + 1 < cases.length ? ',' : ''}`);
+  });
+  L.push(' ]');
+  L.push('}');
+  const out = L.join('\n') + '\n';
+  const back = JSON.parse(out); // must be valid JSON and round-trip the texts
+  back.cases.forEach((c, i) => { if (c.text !== texts[i]) die(`${what}: case ${i} does not round-trip`); });
+  return out;
 }
 
 async function doStrings(encoders, opt, pk) {
@@ -322,25 +349,13 @@ async function doStrings(encoders, opt, pk) {
     if (e) vocabInfo[v.name] = { file: shortPath(e.source, opt), sha256: e.sha, tool: e.tool };
     else if (old && old.vocabs && old.vocabs[v.name]) vocabInfo[v.name] = old.vocabs[v.name];
   }
-  const L = [];
-  L.push('{');
-  L.push(` "tool": ${jstr(`make_encode_refs.mjs with tokenizers ${pk.pins.tokenizers} (npm, Hugging Face's Rust tokenizers) for tokenizer.json vocabularies and tiktoken ${pk.pins.tiktoken} (npm, wasm build of OpenAI's Rust tiktoken) for o200k`)},`);
-  L.push(' "columns": {');
-  L.push(`  "ids": ${jstr('plain text, no BOS/EOS. HF: encode(text, add_special_tokens=false) with special-token matching off, i.e. the Rust encode_special_tokens=true / transformers split_special_tokens=True (done by loading the tokenizer.json with the content of each special added token replaced by a never-matching placeholder, ids unchanged): special-token text is tokenized as ordinary text; non-special added tokens (qwen3 <think> etc., gemma3 \\n runs, tabs, HTML tags, <unusedN>) are still split out as in every HF encode. tiktoken: encode_ordinary(text).')},`);
-  L.push(`  "ids_special": ${jstr('special tokens parsed, no BOS/EOS. HF default: encode(text, add_special_tokens=false) on the unmodified tokenizer.json: every added token (special or not) found in the text becomes its id. tiktoken: encode(text, allowed_special="all").')},`);
-  L.push(`  "ids_add_special": ${jstr('HF default with the post-processor: encode(text, add_special_tokens=true) on the unmodified tokenizer.json (mistral-7b-v0.1 prepends <s>=1, gemma3 <bos>=2; gpt2, llama3 and qwen3 add nothing with these tokenizer.json files). tiktoken has no such step: same as ids_special.')}`);
-  L.push(' },');
-  L.push(` "vocabs": {${Object.entries(vocabInfo).map(([k, x]) => `\n  ${jstr(k)}: {"file": ${jstr(x.file)}, "sha256": ${jstr(x.sha256)}, "tool": ${jstr(x.tool)}}`).join(',')}\n },`);
-  L.push(' "cases": [');
-  cases.forEach((c, i) => {
-    const parts = cols.map((col) => `   ${jstr(col)}: {${Object.entries(c[col]).map(([k, ids]) => `\n    ${jstr(k)}: [${ids.join(',')}]`).join(',')}\n   }`);
-    L.push(`  {\n   "text": ${jstr(c.text)},\n${parts.join(',\n')}\n  }${i + 1 < cases.length ? ',' : ''}`);
-  });
-  L.push(' ]');
-  L.push('}');
-  const out = L.join('\n') + '\n';
-  const back = JSON.parse(out); // must be valid JSON and round-trip the texts
-  back.cases.forEach((c, i) => { if (c.text !== texts[i]) die(`strings.json: case ${i} does not round-trip`); });
+  const tool = `make_encode_refs.mjs with tokenizers ${pk.pins.tokenizers} (npm, Hugging Face's Rust tokenizers) for tokenizer.json vocabularies and tiktoken ${pk.pins.tiktoken} (npm, wasm build of OpenAI's Rust tiktoken) for o200k`;
+  const columns = {
+    ids: 'plain text, no BOS/EOS. HF: encode(text, add_special_tokens=false) with special-token matching off, i.e. the Rust encode_special_tokens=true / transformers split_special_tokens=True (done by loading the tokenizer.json with the content of each special added token replaced by a never-matching placeholder, ids unchanged): special-token text is tokenized as ordinary text; non-special added tokens (qwen3 <think> etc., gemma3 \\n runs, tabs, HTML tags, <unusedN>) are still split out as in every HF encode. tiktoken: encode_ordinary(text).',
+    ids_special: 'special tokens parsed, no BOS/EOS. HF default: encode(text, add_special_tokens=false) on the unmodified tokenizer.json: every added token (special or not) found in the text becomes its id. tiktoken: encode(text, allowed_special="all").',
+    ids_add_special: 'HF default with the post-processor: encode(text, add_special_tokens=true) on the unmodified tokenizer.json (mistral-7b-v0.1 prepends <s>=1, gemma3 <bos>=2; gpt2, llama3 and qwen3 add nothing with these tokenizer.json files). tiktoken has no such step: same as ids_special.',
+  };
+  const out = stringsJsonText(tool, columns, vocabInfo, cases, texts, 'strings.json');
   fs.writeFileSync(file, out);
   log(`  strings.json: ${cases.length} cases x ${Object.keys(vocabInfo).length} vocabularies x ${cols.length} columns`);
 }
@@ -368,4 +383,6 @@ async function main() {
   await doStrings(encoders, opt, pk);
   log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
-main().catch((e) => { console.error(e); process.exit(1); });
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => { console.error(e); process.exit(1); });
+}
