@@ -427,6 +427,9 @@ bad_msg "encode without --text" "--text" encode --vocab "$TOKJ"
 bad_msg "encode with both texts" "one of" encode --vocab "$TOKJ" --text a --text-file "$T/enc.txt"
 bad_msg "encode missing file" "nope" encode --vocab "$TOKJ" --text-file "$T/nope.txt"
 bad "encode --runs 0" encode --vocab "$TOKJ" --text a --bench --runs 0
+printf 'Hello world!\n\nBye' >"$T/lines.txt"
+expect_out "encode --lines" "$(printf '15496,995,0,198\n198\n3886,68\n')" encode --vocab "$TOKJ" --text-file "$T/lines.txt" --lines
+bad_msg "encode --lines --json" "--lines" encode --vocab "$TOKJ" --text a --lines --json
 
 # --- generate (the built-in demo model) --------------------------------------------------
 # gen_ok NAME ARGS...: exit 0 (the summary line goes to stderr)

@@ -12,9 +12,9 @@ Input: the corpus as GPT-2 token ids, either
                     corpus line encoded on its own, its trailing "\\n"
                     included, no special tokens), or
   --nextok PATH --vocab TOKENIZER_JSON --corpus TEXT
-                    tokenize each corpus line by running `nextok encode`
-                    (slow: one process per distinct line; --write-ids
-                    keeps the result for --ids next time).
+                    tokenize each corpus line with one run of
+                    `nextok encode --lines` (--write-ids keeps the result
+                    for --ids next time).
 The lines are concatenated into one token stream; the last --holdout share
 of it is held out: the model is trained on the rest and its perplexity on
 the held-out part is reported.
@@ -33,9 +33,7 @@ import random
 import struct
 import subprocess
 import sys
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 MAGIC = b"NXTKNGRM"
 VERSION = 1
@@ -57,33 +55,17 @@ def read_ids_file(path):
     lines = []
     with open(path, "r", encoding="ascii") as f:
         for line in f:
-            lines.append([int(x) for x in line.split()])
+            lines.append([int(x) for x in line.replace(",", " ").split()])
     return lines
 
 
-def nextok_encode_line(nextok, vocab, text):
-    """Ids of one corpus line, from `nextok encode` (comma-separated ids)."""
-    with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False) as f:
-        f.write(text.encode("utf-8"))
-        path = f.name
-    try:
-        out = subprocess.run([nextok, "encode", "--vocab", vocab, "--text-file", path],
-                             check=True, capture_output=True).stdout.decode("ascii")
-    finally:
-        os.unlink(path)
-    return [int(x) for x in out.replace(",", " ").split()]
-
-
-def tokenize_with_nextok(nextok, vocab, corpus, jobs):
-    # Each line is encoded on its own: encoding the file in one piece would
-    # let the pre-tokenizer join a line's "\n" with the next line's start.
-    with open(corpus, "r", encoding="utf-8", newline="") as f:
-        lines = f.read().splitlines(keepends=True)
-    distinct = sorted(set(lines))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        ids = list(pool.map(lambda t: nextok_encode_line(nextok, vocab, t), distinct))
-    table = dict(zip(distinct, ids))
-    return [table[line] for line in lines]
+def tokenize_with_nextok(nextok, vocab, corpus):
+    # Each line is encoded on its own (`--lines`): encoding the file in one
+    # piece would let the pre-tokenizer join a line's "\n" with the next
+    # line's start.
+    out = subprocess.run([nextok, "encode", "--vocab", vocab, "--text-file", corpus, "--lines"],
+                         check=True, capture_output=True).stdout.decode("ascii")
+    return [[int(x) for x in line.split(",") if x] for line in out.split("\n")[:-1]]
 
 
 def write_ids_file(path, lines):
@@ -348,7 +330,6 @@ def parse_args():
     ap.add_argument("--vocab",
                     help="GPT-2 tokenizer.json (with --nextok; also decodes the samples)")
     ap.add_argument("--write-ids", help="write the ids made by --nextok to this file")
-    ap.add_argument("--jobs", type=int, default=2, help="nextok processes at once (default 2)")
     ap.add_argument("--order", type=int, default=4, help="n-gram order (default 4)")
     ap.add_argument("--n-vocab", type=int, default=50257, help="vocabulary size (default 50257)")
     ap.add_argument("--holdout", type=float, default=0.02,
@@ -382,7 +363,7 @@ def load_stream(a):
     if a.ids:
         lines = read_ids_file(a.ids)
     else:
-        lines = tokenize_with_nextok(a.nextok, a.vocab, a.corpus, a.jobs)
+        lines = tokenize_with_nextok(a.nextok, a.vocab, a.corpus)
         if a.write_ids:
             write_ids_file(a.write_ids, lines)
     stream = [t for ids in lines for t in ids]

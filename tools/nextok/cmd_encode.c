@@ -33,12 +33,15 @@ static void usage(FILE *f)
            "  --bench             time the encoding instead of printing ids: the whole\n"
            "                      text as one string, --runs times with one encoder; prints\n"
            "                      one JSON line with the median and MB/s (10^6 bytes)\n"
-           "  --runs N            runs for --bench (default 7)\n");
+           "  --runs N            runs for --bench (default 7)\n"
+           "  --lines             encode each line of the text (up to and with its \"\\n\")\n"
+           "                      on its own and print one line of ids per line; BOS/EOS\n"
+           "                      as above, on each line\n");
 }
 
 struct encode_opts {
     const char *vocab, *text, *text_file;
-    bool json, bench;
+    bool json, bench, lines;
     long long runs;
     struct nextok_encode_params ep;
 };
@@ -55,6 +58,8 @@ static enum cli_parse parse_switch(struct encode_opts *o, const char *arg)
         o->json = true;
     else if (strcmp(arg, "--bench") == 0)
         o->bench = true;
+    else if (strcmp(arg, "--lines") == 0)
+        o->lines = true;
     else {
         for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++) {
             if (strcmp(arg, ends[k].name) != 0) continue;
@@ -96,6 +101,8 @@ static int parse(struct encode_opts *o, int argc, char **argv)
     if (!o->vocab) return cli_fail(CMD, "--vocab FILE is required");
     if (!o->text == !o->text_file)
         return cli_fail(CMD, "give one of --text STR and --text-file FILE");
+    if (o->lines && (o->json || o->bench))
+        return cli_fail(CMD, "--lines goes with neither --json nor --bench");
     return 0;
 }
 
@@ -183,6 +190,39 @@ static int bench(struct encode_opts *o, struct nextok_encoder *e, const char *te
     return 0;
 }
 
+/* Encode text[0, len) into *ids (grown as needed); 0 or the error printed. */
+static int encode_into(struct nextok_encoder *e, const char *text, size_t len, int32_t **ids,
+                       size_t *cap, size_t *n)
+{
+    nextok_status st = nextok_encoder_encode(e, text, len, *ids, *cap, n);
+    if (st == NEXTOK_ERR_BUFFER_TOO_SMALL) {
+        int32_t *p = realloc(*ids, (*n + 64) * sizeof *p);
+        if (!p) return cli_fail(CMD, "out of memory");
+        *ids = p;
+        *cap = *n + 64;
+        st = nextok_encoder_encode(e, text, len, *ids, *cap, n);
+    }
+    return st == NEXTOK_OK ? 0 : cli_fail(CMD, "%s", nextok_encoder_errmsg(e));
+}
+
+/* --lines: one line of ids per line of the text, each line encoded alone. */
+static int encode_lines(struct nextok_encoder *e, const char *text, size_t len)
+{
+    int32_t *ids = NULL;
+    size_t cap = 0, n = 0;
+    int rc = 0;
+    for (size_t at = 0; at < len && rc == 0;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t k = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
+        rc = encode_into(e, text + at, k, &ids, &cap, &n);
+        for (size_t j = 0; rc == 0 && j < n; j++) printf("%s%ld", j ? "," : "", (long)ids[j]);
+        if (rc == 0) putchar('\n');
+        at += k;
+    }
+    free(ids);
+    return rc;
+}
+
 static int encode(struct encode_opts *o, const struct nextok_vocab *v, const char *text, size_t len)
 {
     struct nextok_encoder *e = NULL;
@@ -190,6 +230,11 @@ static int encode(struct encode_opts *o, const struct nextok_vocab *v, const cha
     memset(&err, 0, sizeof err);
     nextok_status st = nextok_encoder_init(&e, v, &o->ep, &err);
     if (st != NEXTOK_OK) return cli_fail(CMD, "--vocab %s: %s", o->vocab, err.msg);
+    if (o->lines) {
+        int rc = encode_lines(e, text, len);
+        nextok_encoder_free(e);
+        return rc == 0 && fflush(stdout) != 0 ? cli_fail(CMD, "writing to stdout failed") : rc;
+    }
     size_t n = 0;
     st = nextok_encoder_encode(e, text, len, NULL, 0, &n);
     int32_t *ids = NULL;
