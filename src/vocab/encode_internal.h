@@ -97,7 +97,7 @@ struct nextok__enc {
     bool ignore_merges;   /* a word that is a token is that token (Llama 3)        */
     bool byte_fallback;   /* unknown characters -> <0xNN> tokens                   */
     bool fuse_unk;        /* consecutive unknowns -> one unk                        */
-    char unsupported[96]; /* why text cannot be encoded (merge_by NONE) */
+    char unsupported[128]; /* why text cannot be encoded (merge_by NONE) */
 
     struct nextok__norm_step norm[NEXTOK__ENC_MAX_STEPS];
     int n_norm;

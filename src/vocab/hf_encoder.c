@@ -21,11 +21,12 @@ static bool refused(const struct er *r) { return r->e->unsupported[0] != '\0'; }
 
 static void refuse(struct er *r, const char *what, uint32_t type)
 {
-    char why[96], q[40];
+    char why[sizeof r->e->unsupported], q[40];
     size_t n = 0;
     const char *s = nextok__json_str(r->d, type, &n);
     nextok__quote(q, sizeof q, s ? s : "?", n < 24 ? n : 24);
-    snprintf(why, sizeof why, "tokenizer.json: %s \"%s\" is not supported", what, q);
+    /* at most 16 + 40 + 2 + 39 + 18 bytes: no cut */
+    snprintf(why, sizeof why, "tokenizer.json: %.40s \"%s\" is not supported", what, q);
     if (!refused(r)) nextok__enc_refuse(r->e, why);
 }
 
