@@ -44,6 +44,8 @@ static const struct ev vocabs[] = {
      "encode/strings-synthetic.json"},
     {"wordpiece", "vocab/synthetic/wordpiece.json", false, false, true, true,
      "encode/strings-synthetic.json"},
+    {"wordpiece-bert", "vocab/synthetic/wordpiece-bert.json", false, false, true, true,
+     "encode/strings-synthetic.json"},
 };
 
 #if defined(NEXTOK_HAVE_PCRE2)

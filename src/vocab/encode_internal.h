@@ -43,6 +43,8 @@ enum nextok__norm_op {
     NEXTOK__NORM_NFKC,
     NEXTOK__NORM_NFKD,
     NEXTOK__NORM_LOWERCASE, /* Unicode lowercase per character (utf8proc; U+0130 as Rust does) */
+    NEXTOK__NORM_BERT_CLEAN,  /* BertNormalizer's clean_text (a_len bit 0), chinese chars (bit 1) */
+    NEXTOK__NORM_STRIP_MARKS, /* a_len 1: NFD, drop Mn (BertNormalizer); 0: drop M* (StripAccents) */
 };
 
 #define NEXTOK__ENC_STR_MAX   16
@@ -241,6 +243,18 @@ nextok_status nextok__enc_add_regex_copy(struct nextok_vocab *v, const char *pat
 bool nextok__enc_add_norm(struct nextok__enc *e, const struct nextok__norm_step *step);
 bool nextok__enc_add_split_string(struct nextok__enc *e, const char *s, size_t len,
                                   enum nextok__split_how how);
+
+/* ---- normalize_unicode.c ------------------------------------------------ */
+
+/* A step of op NFC..STRIP_MARKS over valid UTF-8 in[0, len) into out (cps:
+ * scratch). NOMEM; UNSUPPORTED in builds without utf8proc. */
+nextok_status nextok__norm_unicode(const struct nextok__norm_step *s, const char *in, size_t len,
+                                   struct nextok__buf *out, struct nextok__buf *cps);
+
+/* ---- hf_unicode8.c: HF's Unicode 8.0 classes where utf8proc's differ ---- */
+
+bool nextok__hf8_new_format(uint32_t c);                  /* Cf now, not in 8.0: kept  */
+bool nextok__hf8_nonspacing(uint32_t c, bool utf8proc_mn); /* Mn as HF has it          */
 
 /* ---- normalize.c --------------------------------------------------------- */
 

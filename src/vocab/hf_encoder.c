@@ -46,6 +46,45 @@ static bool small(const struct er *r, uint32_t o, const char *key, const char *d
 
 /* ---- normalizer ------------------------------------------------------------------ */
 
+/* A boolean member, or dflt when absent or null. */
+static bool flag(const struct nextok__json *d, uint32_t o, const char *key, bool dflt)
+{
+    uint32_t m = nextok__hf_get(d, o, key);
+    return m == NEXTOK__JSON_NO_NODE ? dflt : nextok__hf_true(d, m);
+}
+
+/* BertNormalizer: clean_text and handle_chinese_chars (one step), then
+ * strip_accents (null: as lowercase; NFD, then drop Mn), then lowercase,
+ * HF's order. StripAccents alone drops every combining mark. */
+static void norm_bert(struct er *r, uint32_t o, bool bert)
+{
+    const struct nextok__json *d = r->d;
+    struct nextok__norm_step st;
+    memset(&st, 0, sizeof st);
+    if (!bert) {
+        st.op = NEXTOK__NORM_STRIP_MARKS;
+        nextok__enc_add_norm(r->e, &st);
+        return;
+    }
+    bool clean = flag(d, o, "clean_text", true), cjk = flag(d, o, "handle_chinese_chars", true);
+    bool lower = flag(d, o, "lowercase", true), strip = flag(d, o, "strip_accents", lower);
+    if (clean || cjk) {
+        st.op = NEXTOK__NORM_BERT_CLEAN;
+        st.a_len = (uint8_t)((clean ? 1 : 0) | (cjk ? 2 : 0));
+        nextok__enc_add_norm(r->e, &st);
+    }
+    if (strip) {
+        st.op = NEXTOK__NORM_STRIP_MARKS;
+        st.a_len = 1;
+        nextok__enc_add_norm(r->e, &st);
+    }
+    if (lower) {
+        st.op = NEXTOK__NORM_LOWERCASE;
+        st.a_len = 0;
+        nextok__enc_add_norm(r->e, &st);
+    }
+}
+
 static void norm_one(struct er *r, uint32_t o, int depth)
 {
     const struct nextok__json *d = r->d;
@@ -70,6 +109,16 @@ static void norm_one(struct er *r, uint32_t o, int depth)
         nextok__enc_add_norm(r->e, &st);
 #else
         (void)ops;
+        if (!refused(r))
+            nextok__enc_refuse(r->e, "tokenizer.json: Unicode normalizers need utf8proc "
+                                     "(built with NEXTOK_WITH_UTF8PROC=OFF)");
+#endif
+        return;
+    }
+    if (nextok__hf_is(d, type, "BertNormalizer") || nextok__hf_is(d, type, "StripAccents")) {
+#if defined(NEXTOK_HAVE_UTF8PROC)
+        norm_bert(r, o, nextok__hf_is(d, type, "BertNormalizer"));
+#else
         if (!refused(r))
             nextok__enc_refuse(r->e, "tokenizer.json: Unicode normalizers need utf8proc "
                                      "(built with NEXTOK_WITH_UTF8PROC=OFF)");
