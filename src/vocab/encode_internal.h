@@ -132,6 +132,8 @@ struct nextok__enc {
     /* WordPiece: the continuation prefix ("##") and the longest word (chars). */
     char wp_prefix[NEXTOK__ENC_STR_MAX];
     uint8_t wp_prefix_len;
+    char wp_start[NEXTOK__ENC_STR_MAX]; /* a word's first piece's prefix (GGUF bert: "▁") */
+    uint8_t wp_start_len;
     int32_t wp_max_chars;
 
     struct nextok__trie_node *trie; /* root is node 0 */

@@ -58,6 +58,7 @@ struct gguf_vals {
     int64_t ids[NEXTOK_VOCAB_SPECIAL_COUNT];
     uint32_t ids_given;
     int     add_bos, add_eos, add_space_prefix; /* -1: not in the file */
+    int     lowercase, strip_accents;           /* bert's normalizer; -1: not in the file */
 };
 
 static nextok_status fail(struct gguf *g, size_t off, nextok_status st, const char *fmt, ...)
@@ -250,6 +251,8 @@ static int bool_key(const char *key)
     if (strcmp(key, "tokenizer.ggml.add_bos_token") == 0) return 0;
     if (strcmp(key, "tokenizer.ggml.add_eos_token") == 0) return 1;
     if (strcmp(key, "tokenizer.ggml.add_space_prefix") == 0) return 2;
+    if (strcmp(key, "tokenizer.ggml.normalizer.lowercase") == 0) return 3;
+    if (strcmp(key, "tokenizer.ggml.normalizer.strip_accents") == 0) return 4;
     return -1;
 }
 
@@ -275,7 +278,8 @@ static nextok_status take_value(struct gguf *g, const char *key, uint32_t type, 
     if (b < 0) return skip_value(g, type, 0);
     int64_t v = 0;
     NEXTOK_FORWARD(take_scalar(g, type, true, &v));
-    int *dst[3] = {&vals->add_bos, &vals->add_eos, &vals->add_space_prefix};
+    int *dst[5] = {&vals->add_bos, &vals->add_eos, &vals->add_space_prefix, &vals->lowercase,
+                   &vals->strip_accents};
     *dst[b] = v != 0;
     return NEXTOK_OK;
 }
@@ -448,6 +452,39 @@ static nextok_status model_decoder(struct gguf *g, struct gguf_vals *vals, struc
     return NEXTOK_OK;
 }
 
+/* GGUF bert: HF's BERT pipeline, which llama.cpp's WPM tokenizer
+ * reproduces (its test ids are HF's): BertNormalizer (lowercase unless the
+ * file says not; strip_accents as lowercase unless the file says), then
+ * BertPreTokenizer, then WordPiece over GGUF's spelling of the pieces, where
+ * a word's first piece starts with "▁" and the others have no "##". */
+static void set_bert_encoder(const struct gguf_vals *vals, struct nextok__enc *e)
+{
+#if defined(NEXTOK_HAVE_UTF8PROC)
+    bool lower = vals->lowercase != 0;
+    bool strip = vals->strip_accents >= 0 ? vals->strip_accents != 0 : lower;
+    struct nextok__norm_step st = {.op = NEXTOK__NORM_BERT_CLEAN, .a_len = 3};
+    nextok__enc_add_norm(e, &st);
+    st.op = NEXTOK__NORM_STRIP_MARKS;
+    st.a_len = 1;
+    if (strip) nextok__enc_add_norm(e, &st);
+    st.op = NEXTOK__NORM_LOWERCASE;
+    st.a_len = 0;
+    if (lower) nextok__enc_add_norm(e, &st);
+    nextok__enc_add_regex(e, nextok__re_bert_space, NEXTOK__SPLIT_REMOVED);
+    nextok__enc_add_regex(e, nextok__re_bert_punct, NEXTOK__SPLIT_ISOLATED);
+    e->merge_by = NEXTOK__MODEL_WORDPIECE;
+    e->syms = NEXTOK__SYMS_CHARS;
+    memcpy(e->wp_start, "\xe2\x96\x81", 3);
+    e->wp_start_len = 3;
+    e->wp_prefix_len = 0;
+    e->wp_max_chars = 100;
+#else
+    (void)vals;
+    nextok__enc_refuse(e, "GGUF bert: its normalizer needs utf8proc "
+                          "(built with NEXTOK_WITH_UTF8PROC=OFF)");
+#endif
+}
+
 /* What llama.cpp does to encode: byte-level BPE by merge rank with the
  * regex its tokenizer.ggml.pre names (the ones nextok knows), or
  * SentencePiece BPE by score with byte fallback and the dummy prefix. */
@@ -482,6 +519,8 @@ static void set_encoder(const struct gguf_vals *vals, struct nextok_vocab *v)
         memcpy(pre.a, "\xe2\x96\x81", 3);
         nextok__enc_add_norm(e, &rep);
         if (vals->add_space_prefix != 0) nextok__enc_add_norm(e, &pre);
+    } else if (strcmp(vals->model, "bert") == 0) {
+        set_bert_encoder(vals, e);
     } else {
         snprintf(why, sizeof why, "encoding GGUF tokenizer model \"%s\" is not supported", vals->model);
         nextok__enc_refuse(e, why);
@@ -537,6 +576,7 @@ nextok_status nextok__load_gguf_mem(struct nextok_vocab **out, const struct next
     struct gguf_vals vals;
     memset(&vals, 0, sizeof vals);
     vals.add_bos = vals.add_eos = vals.add_space_prefix = -1;
+    vals.lowercase = vals.strip_accents = -1;
     uint64_t n_kv = 0;
     NEXTOK_FORWARD(read_header(&g, &n_kv));
     for (uint64_t i = 0; i < n_kv; i++) NEXTOK_FORWARD(read_kv(&g, i, &vals));

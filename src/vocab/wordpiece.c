@@ -1,6 +1,7 @@
 /*
  * The WordPiece model (BERT's, as HF tokenizers runs it): greedy longest
- * match from the left, continuation pieces spelled with the prefix ("##").
+ * match from the left, continuation pieces spelled with the prefix ("##";
+ * GGUF spells first pieces with "▁" and continuations bare instead).
  * A word longer than max_input_chars_per_word characters, or one with a part
  * no piece matches, is a single unknown token.
  */
@@ -14,10 +15,10 @@ static int32_t longest(const struct nextok_vocab *v, struct nextok__buf *tmp, co
                        size_t start, size_t n, size_t *end)
 {
     const struct nextok__enc *e = &v->enc;
-    size_t pre = start > 0 ? e->wp_prefix_len : 0;
+    size_t pre = start > 0 ? e->wp_prefix_len : e->wp_start_len;
     tmp->len = 0;
     if (nextok__buf_reserve(tmp, pre + n - start) != NEXTOK_OK) return -2;
-    memcpy(tmp->data, e->wp_prefix, pre);
+    memcpy(tmp->data, start > 0 ? e->wp_prefix : e->wp_start, pre);
     memcpy(tmp->data + pre, w + start, n - start);
     for (size_t stop = n; stop > start;) {
         int32_t id = nextok__vocab_lookup(v, tmp->data, pre + stop - start);
