@@ -13,6 +13,16 @@
 
 #include <utf8proc.h>
 
+/* The code point at s[*i] (the text is valid UTF-8), and *i moved past it. */
+static bool next_cp(const unsigned char *s, size_t len, size_t *i, uint32_t *cp)
+{
+    size_t k = 1;
+    *cp = s[*i];
+    if (*cp >= 0x80 && !(k = nextok__utf8_decode(s + *i, len - *i, cp))) return false;
+    *i += k;
+    return true;
+}
+
 /* Lowercase each character as Rust's char::to_lowercase does (HF's
  * Lowercase): utf8proc's simple mapping, and the one character whose
  * lowercase is two (U+0130 -> i + U+0307). The text is valid UTF-8. */
@@ -23,11 +33,8 @@ static nextok_status lowercase(const char *in, size_t len, struct nextok__buf *o
         nextok__buf_reserve(out, 2 * len)); /* a lowercase is at most 3 bytes longer per 2 */
     const unsigned char *s = (const unsigned char *)in;
     for (size_t i = 0; i < len;) {
-        uint32_t cp = s[i];
-        size_t k = 1;
-        if (cp >= 0x80 && !(k = nextok__utf8_decode(s + i, len - i, &cp)))
-            return NEXTOK_ERR_INVALID_ARG;
-        i += k;
+        uint32_t cp;
+        if (!next_cp(s, len, &i, &cp)) return NEXTOK_ERR_INVALID_ARG;
         if (cp == 0x130) {
             nextok__buf_append(out, "i\xcc\x87", 3);
             continue;
@@ -109,11 +116,8 @@ static nextok_status bert_clean(const struct nextok__norm_step *st, const char *
     NEXTOK_FORWARD(nextok__buf_reserve(out, len + len / 2 + 8));
     const unsigned char *s = (const unsigned char *)in;
     for (size_t i = 0; i < len;) {
-        uint32_t c = s[i];
-        size_t k = 1;
-        if (c >= 0x80 && !(k = nextok__utf8_decode(s + i, len - i, &c)))
-            return NEXTOK_ERR_INVALID_ARG;
-        i += k;
+        uint32_t c;
+        if (!next_cp(s, len, &i, &c)) return NEXTOK_ERR_INVALID_ARG;
         if (clean && (c == 0 || c == 0xFFFD || control(c))) continue;
         if (clean && white_space(c)) c = ' ';
         char u[4];

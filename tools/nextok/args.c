@@ -345,26 +345,3 @@ void cli_vocab_close(struct cli_vocab *v)
     v->impl = NULL;
     v->path = NULL;
 }
-
-/* ------------------------------------------------------------------------ */
-/* Output helpers                                                            */
-/* ------------------------------------------------------------------------ */
-
-void cli_json_string(FILE *f, const char *s, size_t n)
-{
-    fputc('"', f);
-    for (size_t k = 0; k < n; k++) {
-        unsigned char c = (unsigned char)s[k];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}

@@ -1,6 +1,7 @@
 /*
- * JSON events of the streaming commands (replay, generate): text as JSON
- * strings that stay valid whatever the bytes, token events, finish words.
+ * JSON strings for every command (cli_json_string: bytes as they are;
+ * cli_json_text: invalid UTF-8 as U+FFFD) and the events of the streaming
+ * commands (replay, generate): token events, finish words.
  */
 #include "cli.h"
 
@@ -39,6 +40,13 @@ static void json_ascii(FILE *f, unsigned char c)
         fprintf(f, "\\u%04x", c);
     else
         fputc(c, f);
+}
+
+void cli_json_string(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t k = 0; k < n; k++) json_ascii(f, (unsigned char)s[k]);
+    fputc('"', f);
 }
 
 /* A JSON string literal of s[0..n); invalid UTF-8 bytes become \ufffd. */
