@@ -1088,6 +1088,41 @@ NEXTOK_API nextok_status nextok_vocab_encode(const struct nextok_vocab *v, const
         const struct nextok_encode_params *params, int32_t *ids, size_t cap, size_t *n_out,
         struct nextok_error *err);
 
+/* --- grammars -----------------------------------------------------------------
+ *
+ * Constrained decoding, first part: grammars compiled from GBNF, exactly as
+ * llama.cpp reads GBNF (docs/grammars.md), and a reference recognizer. The
+ * per-token matcher, token masks and the JSON Schema and regex front ends
+ * come next.
+ *
+ * A compiled grammar is immutable: any number of threads may use it.
+ */
+struct nextok_grammar;
+struct nextok_grammar_params {
+    /* For <token> references (<[id]> needs none, but is then checked against
+     * it). Must outlive the call only. NULL: none. */
+    const struct nextok_vocab *vocab;
+    /* The grammar's memory (NULL: the C library's). */
+    const struct nextok_allocator *allocator;
+};
+NEXTOK_API struct nextok_grammar_params nextok_grammar_default_params(void);
+/* Compile GBNF text[0, len) (UTF-8). NEXTOK_ERR_FORMAT with the place in the
+ * message ("line 3, column 14: expecting ::="), or "undefined rule
+ * identifier 'x'", "the grammar has no root rule", "left recursion through
+ * rule 'x'"; limits (rules, elements, nesting, llama.cpp's repetition bound)
+ * are FORMAT errors too. params NULL: defaults. */
+NEXTOK_API nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *text,
+        size_t len, const struct nextok_grammar_params *params, struct nextok_error *err);
+NEXTOK_API void nextok_grammar_free(struct nextok_grammar *g);
+/* Rules, the generated ones (groups, repetitions) included. */
+NEXTOK_API size_t nextok_grammar_n_rules(const struct nextok_grammar *g);
+/* Whether text[0, len) (UTF-8) is a sentence of the root rule: an Earley
+ * recognizer, exact for any grammar, meant as a reference (O(n^3) at worst;
+ * texts of up to 2^20 characters; NEXTOK_ERR_INVALID_ARG past its work
+ * limit or for invalid UTF-8). Token references never match text. */
+NEXTOK_API nextok_status nextok_grammar_accepts(const struct nextok_grammar *g, const char *text,
+        size_t len, bool *accepted, struct nextok_error *err);
+
 /* --- decoding ids to text ----------------------------------------------------
  *
  * Decoding follows HF tokenizers' Tokenizer.decode(ids, skip_special_tokens):

@@ -345,3 +345,30 @@ void cli_vocab_close(struct cli_vocab *v)
     v->impl = NULL;
     v->path = NULL;
 }
+
+/* The whole of path ("-": stdin) into a malloc'd buffer. */
+int cli_read_all(const char *cmd, const char *flag, const char *path, char **data, size_t *size)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return cli_fail(cmd, "%s %s: %s", flag, path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *p = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+        if (!p) free(buf);
+        buf = p;
+        cap *= 2;
+    }
+    bool bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (!buf) return cli_fail(cmd, "%s %s: out of memory", flag, path);
+    if (bad) {
+        free(buf);
+        return cli_fail(cmd, "%s %s: read error", flag, path);
+    }
+    *data = buf;
+    *size = n;
+    return 0;
+}

@@ -68,6 +68,7 @@ int nextok_cmd_explain(int argc, char **argv); /* cmd_explain.c */
 int nextok_cmd_detok(int argc, char **argv);   /* cmd_detok.c   */
 int nextok_cmd_encode(int argc, char **argv);  /* cmd_encode.c  */
 int nextok_cmd_generate(int argc, char **argv); /* cmd_generate.c */
+int nextok_cmd_grammar(int argc, char **argv);  /* cmd_grammar.c  */
 int nextok_cmd_replay(int argc, char **argv);  /* cmd_replay.c  */
 int nextok_cmd_bench(int argc, char **argv);   /* cmd_bench.c   */
 
@@ -291,6 +292,10 @@ size_t cli_utf8_len(const unsigned char *s, size_t len);
 
 /* Write s as a JSON string literal (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s, size_t n);
+
+/* The whole of path ("-": stdin) into a malloc'd buffer (the caller frees
+ * it). Returns 0, or CLI_EXIT_USAGE after "<cmd>: <flag> <path>: why". */
+int cli_read_all(const char *cmd, const char *flag, const char *path, char **data, size_t *size);
 
 /* events.c: the streaming commands' JSON. cli_json_text is cli_json_string
  * for text that may hold invalid UTF-8 (each such byte becomes \ufffd). */

@@ -106,33 +106,6 @@ static int parse(struct encode_opts *o, int argc, char **argv)
     return 0;
 }
 
-/* The whole of path ("-": stdin) into a malloc'd buffer. */
-static int read_all(const char *path, char **data, size_t *size)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) return cli_fail(CMD, "--text-file %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        char *p = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-        if (!p) free(buf);
-        buf = p;
-        cap *= 2;
-    }
-    bool bad = ferror(f);
-    if (f != stdin) fclose(f);
-    if (!buf) return cli_fail(CMD, "--text-file %s: out of memory", path);
-    if (bad) {
-        free(buf);
-        return cli_fail(CMD, "--text-file %s: read error", path);
-    }
-    *data = buf;
-    *size = n;
-    return 0;
-}
-
 static void print_ids(const struct nextok_vocab *v, const int32_t *ids, size_t n, bool json)
 {
     if (!json) {
@@ -270,7 +243,8 @@ int nextok_cmd_encode(int argc, char **argv)
     if (rc != 0) return rc;
     char *file = NULL;
     size_t len = o.text ? strlen(o.text) : 0;
-    if (o.text_file && (rc = read_all(o.text_file, &file, &len)) != 0) return rc;
+    if (o.text_file && (rc = cli_read_all(CMD, "--text-file", o.text_file, &file, &len)) != 0)
+        return rc;
     struct nextok_vocab *v = NULL;
     struct nextok_error err;
     memset(&err, 0, sizeof err);
