@@ -1039,16 +1039,18 @@ NEXTOK_API nextok_status nextok_vocab_merge(const struct nextok_vocab *v, size_t
  * tokenizers for tokenizer.json, llama.cpp for GGUF, tiktoken for ranks
  * files. The pipeline: added tokens are split out of the text (leftmost,
  * longest first); each stretch between them goes through the normalizer
- * (Prepend, Replace), the pre-tokenizer (Split by regex or string, ByteLevel,
- * Metaspace; regexes through PCRE2) and the model (BPE by merge rank, by
- * token rank for tiktoken, by score for GGUF SentencePiece; byte fallback,
- * unknown tokens). What is supported per format, and where nextok follows
- * which reference, is in docs/text.md.
+ * (Prepend, Replace, NFC/NFD/NFKC/NFKD, Lowercase, StripAccents,
+ * BertNormalizer; Unicode through utf8proc), the pre-tokenizer (Split by
+ * regex or string, ByteLevel, Metaspace, Digits, WhitespaceSplit,
+ * BertPreTokenizer; regexes through PCRE2) and the model (BPE by merge rank,
+ * by token rank for tiktoken, by score for GGUF SentencePiece; Unigram;
+ * WordPiece; byte fallback, unknown tokens). What is supported per format,
+ * and where nextok follows which reference, is in docs/text.md.
  *
- * A vocabulary nextok cannot encode (Unigram, WordPiece, a normalizer it
- * does not run, a build without PCRE2 for a regex pre-tokenizer) loads and
- * decodes as before; nextok_encoder_init then fails with
- * NEXTOK_ERR_UNSUPPORTED saying why.
+ * A vocabulary nextok cannot encode (GGUF t5, a normalizer or pre-tokenizer
+ * it does not run, a build without PCRE2 or utf8proc where the vocabulary
+ * needs them) loads and decodes as before; nextok_encoder_init then fails
+ * with NEXTOK_ERR_UNSUPPORTED saying why.
  */
 struct nextok_encode_params {
     /* Split special tokens written in the text ("<|eot_id|>", "<s>") out as
