@@ -209,8 +209,17 @@ TEST(tokens)
     struct nextok_error err;
     CHECK_OK(nextok_vocab_load_file(
         &v, fixture_path(path, sizeof path, "vocab/hf/gpt2/tokenizer.json"), &err));
+#if defined(NEXTOK_HAVE_PCRE2)
     struct nextok_grammar *g = compile("root ::= \"a\" <[50256]> | !<|endoftext|>\n", v);
     CHECK(g != NULL);
+#else /* <text> is encoded with the vocabulary, whose regex needs PCRE2 */
+    const char *t = "root ::= !<|endoftext|>\n";
+    struct nextok_grammar *g = NULL;
+    CHECK_EQ_INT(nextok_grammar_init_gbnf(&g, t, strlen(t), &(struct nextok_grammar_params){v, NULL}, &err),
+                 NEXTOK_ERR_FORMAT);
+    CHECK(strstr(err.msg, "cannot encode") != NULL);
+    g = compile("root ::= \"a\" <[50256]> | !<[50256]>\n", v);
+#endif
     TABLE(g, "tokens never match text", {"a", 0}, {"a<|endoftext|>", 0}, {"x", 0});
     nextok_grammar_free(g);
     const char *bad = "root ::= <[50257]>\n";
@@ -222,7 +231,11 @@ TEST(tokens)
     CHECK_EQ_INT(nextok_grammar_init_gbnf(&g, bad, strlen(bad),
                                           &(struct nextok_grammar_params){v, NULL}, &err),
                  NEXTOK_ERR_FORMAT);
+#if defined(NEXTOK_HAVE_PCRE2)
     CHECK(strstr(err.msg, "exactly one token") != NULL);
+#else
+    CHECK(strstr(err.msg, "cannot encode") != NULL);
+#endif
     nextok_vocab_free(v);
 }
 

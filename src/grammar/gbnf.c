@@ -276,7 +276,9 @@ static nextok_status token(struct gp *g, uint32_t *id)
     size_t k = 0;
     nextok_status rc = nextok_vocab_encode(g->vocab, s - 1, n + 2, &ep, ids, 2, &k, NULL);
     if (rc == NEXTOK_ERR_NOMEM) return nomem(g);
-    if (rc != NEXTOK_OK || k != 1) return fail_at(g, at, "not exactly one token");
+    if (rc != NEXTOK_OK && rc != NEXTOK_ERR_BUFFER_TOO_SMALL)
+        return fail_at(g, at, "the vocabulary cannot encode this <token> reference");
+    if (k != 1) return fail_at(g, at, "not exactly one token");
     *id = (uint32_t)ids[0];
     return NEXTOK_OK;
 }

@@ -46,6 +46,7 @@ static bool small(const struct er *r, uint32_t o, const char *key, const char *d
 
 /* ---- normalizer ------------------------------------------------------------------ */
 
+#if defined(NEXTOK_HAVE_UTF8PROC)
 /* A boolean member, or dflt when absent or null. */
 static bool flag(const struct nextok__json *d, uint32_t o, const char *key, bool dflt)
 {
@@ -84,6 +85,7 @@ static void norm_bert(struct er *r, uint32_t o, bool bert)
         nextok__enc_add_norm(r->e, &st);
     }
 }
+#endif
 
 static void norm_one(struct er *r, uint32_t o, int depth)
 {
