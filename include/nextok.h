@@ -1115,6 +1115,10 @@ NEXTOK_API struct nextok_grammar_params nextok_grammar_default_params(void);
  * are FORMAT errors too. params NULL: defaults. */
 NEXTOK_API nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *text,
         size_t len, const struct nextok_grammar_params *params, struct nextok_error *err);
+/* The built-in grammar of any JSON value (RFC 8259, whitespace unbounded as
+ * the RFC has it, around the value too). */
+NEXTOK_API nextok_status nextok_grammar_init_json(struct nextok_grammar **out,
+        const struct nextok_grammar_params *params, struct nextok_error *err);
 NEXTOK_API void nextok_grammar_free(struct nextok_grammar *g);
 /* Rules, the generated ones (groups, repetitions) included. */
 NEXTOK_API size_t nextok_grammar_n_rules(const struct nextok_grammar *g);

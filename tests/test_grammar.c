@@ -110,6 +110,42 @@ TEST(other_examples)
     nextok_grammar_free(g);
 }
 
+/* The built-in JSON grammar: every value and schema of the JSON-Schema-Test-
+ * Suite, as Python's json module writes them, is accepted; malformed JSON is
+ * not. */
+TEST(json_builtin)
+{
+    struct nextok_grammar *g = NULL;
+    struct nextok_error err;
+    CHECK_OK(nextok_grammar_init_json(&g, NULL, &err));
+    char path[1024], *text = NULL;
+    size_t n = 0, lines = 0, bad = 0;
+    CHECK_OK(nextok__read_file(&nextok__mem_libc,
+                               fixture_path(path, sizeof path, "grammars/json-values.txt"), &text,
+                               &n, &err));
+    for (char *p = text, *end = text + n; g && text && p < end;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (*p != '#') {
+            bool yes = false;
+            lines++;
+            if ((nextok_grammar_accepts(g, p, len, &yes, &err) != NEXTOK_OK || !yes) && bad++ < 3)
+                printf("  rejected: %.*s\n", (int)(len < 80 ? len : 80), p);
+        }
+        p += len + 1;
+    }
+    CHECK_MSG(lines > 1000 && bad == 0, "%zu of %zu JSON texts rejected", bad, lines);
+    TABLE(g, "json", {" {\"a\" :\t[ ]\r\n} ", 1}, {"-0.0e-0", 1}, {"\"\\ud800\"", 1}, {"01", 0},
+          {"[1,]", 0}, {"{\"a\":1,}", 0}, {"\"\\x41\"", 0}, {"1.", 0}, {".5", 0}, {"+1", 0},
+          {"[1 2]", 0}, {"{1:2}", 0}, {"'a'", 0}, {"\"a\tb\"", 0}, {"nul", 0}, {"", 0}, {"[", 0},
+          {"NaN", 0}, {"1e", 0});
+    bool yes = true;
+    CHECK_EQ_INT(nextok_grammar_accepts(g, "\"\xff\"", 3, &yes, &err), NEXTOK_ERR_INVALID_ARG);
+    CHECK(!yes && strstr(err.msg, "UTF-8") != NULL);
+    free(text);
+    nextok_grammar_free(g);
+}
+
 /* ---- constructs ------------------------------------------------------------------------- */
 
 TEST(constructs)
@@ -215,8 +251,9 @@ TEST(tokens)
 #else /* <text> is encoded with the vocabulary, whose regex needs PCRE2 */
     const char *t = "root ::= !<|endoftext|>\n";
     struct nextok_grammar *g = NULL;
-    CHECK_EQ_INT(nextok_grammar_init_gbnf(&g, t, strlen(t), &(struct nextok_grammar_params){v, NULL}, &err),
-                 NEXTOK_ERR_FORMAT);
+    CHECK_EQ_INT(
+        nextok_grammar_init_gbnf(&g, t, strlen(t), &(struct nextok_grammar_params){v, NULL}, &err),
+        NEXTOK_ERR_FORMAT);
     CHECK(strstr(err.msg, "cannot encode") != NULL);
     g = compile("root ::= \"a\" <[50256]> | !<[50256]>\n", v);
 #endif
@@ -301,6 +338,7 @@ int main(void)
     RUN(examples_compile);
     RUN(json_gbnf);
     RUN(other_examples);
+    RUN(json_builtin);
     RUN(constructs);
     RUN(refusals);
     RUN(tokens);

@@ -149,6 +149,26 @@ nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *
     return NEXTOK_OK;
 }
 
+/* Any JSON value (RFC 8259): whitespace as the RFC has it, unbounded; any
+ * four hex digits after \u, as the RFC's grammar has it. */
+static const char json_gbnf[] =
+    "root   ::= ws value ws\n"
+    "value  ::= object | array | string | number | \"true\" | \"false\" | \"null\"\n"
+    "object ::= \"{\" ws ( member ( ws \",\" ws member )* ws )? \"}\"\n"
+    "member ::= string ws \":\" ws value\n"
+    "array  ::= \"[\" ws ( value ( ws \",\" ws value )* ws )? \"]\"\n"
+    "string ::= \"\\\"\" char* \"\\\"\"\n"
+    "char   ::= [^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} )\n"
+    "number ::= \"-\"? ( \"0\" | [1-9] [0-9]* ) ( \".\" [0-9]+ )? ( [eE] [-+]? [0-9]+ )?\n"
+    "ws     ::= [ \\t\\n\\r]*\n";
+
+nextok_status nextok_grammar_init_json(struct nextok_grammar **out,
+                                       const struct nextok_grammar_params *params,
+                                       struct nextok_error *err)
+{
+    return nextok_grammar_init_gbnf(out, json_gbnf, sizeof json_gbnf - 1, params, err);
+}
+
 void nextok_grammar_free(struct nextok_grammar *g)
 {
     if (!g) return;
