@@ -42,7 +42,17 @@ int nextok__byte_token(const char *s, size_t len)
     return v;
 }
 
-/* GPT-2's bytes_to_unicode, inverted: printable Latin-1 bytes stand for
+/* GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves,
+ * the other 68 move to U+0100.. in byte order (the encoder's first symbols). */
+uint32_t nextok__byte_level_cp(unsigned b)
+{
+    if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)) return b;
+    if (b <= 0x20) return 0x100 + b;
+    if (b <= 0xA0) return 0x100 + 33 + (b - 0x7F);
+    return 0x100 + 67; /* 0xAD */
+}
+
+/* The same, inverted: printable Latin-1 bytes stand for
  * themselves, the other 68 bytes were moved to U+0100.. in byte order. */
 static int byte_level_byte(uint32_t cp)
 {

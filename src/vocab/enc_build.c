@@ -85,6 +85,25 @@ nextok_status nextok__enc_add_regex_copy(struct nextok_vocab *v, const char *pat
     return NEXTOK_OK;
 }
 
+void nextok__enc_add_bert(struct nextok__enc *e, bool clean, bool cjk, bool strip, bool lower)
+{
+    struct nextok__norm_step st = {.op = NEXTOK__NORM_BERT_CLEAN};
+    st.a_len = (uint8_t)((clean ? 1 : 0) | (cjk ? 2 : 0));
+    if (clean || cjk) nextok__enc_add_norm(e, &st);
+    st.op = NEXTOK__NORM_STRIP_MARKS;
+    st.a_len = 1;
+    if (strip) nextok__enc_add_norm(e, &st);
+    st.op = NEXTOK__NORM_LOWERCASE;
+    st.a_len = 0;
+    if (lower) nextok__enc_add_norm(e, &st);
+}
+
+void nextok__enc_add_bert_split(struct nextok__enc *e)
+{
+    nextok__enc_add_regex(e, nextok__re_bert_space, NEXTOK__SPLIT_REMOVED);
+    nextok__enc_add_regex(e, nextok__re_bert_punct, NEXTOK__SPLIT_ISOLATED);
+}
+
 bool nextok__enc_add_norm(struct nextok__enc *e, const struct nextok__norm_step *step)
 {
     if (e->n_norm == NEXTOK__ENC_MAX_STEPS) {
@@ -115,16 +134,6 @@ bool nextok__enc_add_split_string(struct nextok__enc *e, const char *s, size_t l
 
 /* ---- first symbols --------------------------------------------------------- */
 
-/* GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the
- * other 68 move to U+0100.. in byte order. */
-static uint32_t byte_level_cp(unsigned b)
-{
-    if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)) return b;
-    if (b <= 0x20) return 0x100 + b;
-    if (b <= 0xA0) return 0x100 + 33 + (b - 0x7F);
-    return 0x100 + 67; /* 0xAD */
-}
-
 static void first_symbols(struct nextok_vocab *v, struct nextok__enc *e)
 {
     for (unsigned b = 0; b < 256; b++) {
@@ -132,7 +141,7 @@ static void first_symbols(struct nextok_vocab *v, struct nextok__enc *e)
         size_t n = 1;
         s[0] = (char)b;
         char u[4];
-        size_t bl = nextok__utf8_encode(byte_level_cp(b), u); /* < U+0800: two bytes at most */
+        size_t bl = nextok__utf8_encode(nextok__byte_level_cp(b), u); /* < U+0800: two bytes at most */
         memcpy(e->bl_utf8[b], u, 2);
         e->bl_len[b] = (uint8_t)bl;
         if (e->syms == NEXTOK__SYMS_BYTE_LEVEL) {

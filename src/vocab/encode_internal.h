@@ -243,6 +243,11 @@ nextok_status nextok__enc_add_regex_copy(struct nextok_vocab *v, const char *pat
 /* Add a normalizer step; false when the chain is full or a string is too
  * long (then the vocabulary is refused for encoding). */
 bool nextok__enc_add_norm(struct nextok__enc *e, const struct nextok__norm_step *step);
+/* HF's BertNormalizer as its steps, in HF's order (clean_text and
+ * handle_chinese_chars, strip_accents, lowercase), and BertPreTokenizer
+ * (whitespace removed, each punctuation character alone). */
+void nextok__enc_add_bert(struct nextok__enc *e, bool clean, bool cjk, bool strip, bool lower);
+void nextok__enc_add_bert_split(struct nextok__enc *e);
 bool nextok__enc_add_split_string(struct nextok__enc *e, const char *s, size_t len,
                                   enum nextok__split_how how);
 

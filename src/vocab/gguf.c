@@ -462,16 +462,8 @@ static void set_bert_encoder(const struct gguf_vals *vals, struct nextok__enc *e
 #if defined(NEXTOK_HAVE_UTF8PROC)
     bool lower = vals->lowercase != 0;
     bool strip = vals->strip_accents >= 0 ? vals->strip_accents != 0 : lower;
-    struct nextok__norm_step st = {.op = NEXTOK__NORM_BERT_CLEAN, .a_len = 3};
-    nextok__enc_add_norm(e, &st);
-    st.op = NEXTOK__NORM_STRIP_MARKS;
-    st.a_len = 1;
-    if (strip) nextok__enc_add_norm(e, &st);
-    st.op = NEXTOK__NORM_LOWERCASE;
-    st.a_len = 0;
-    if (lower) nextok__enc_add_norm(e, &st);
-    nextok__enc_add_regex(e, nextok__re_bert_space, NEXTOK__SPLIT_REMOVED);
-    nextok__enc_add_regex(e, nextok__re_bert_punct, NEXTOK__SPLIT_ISOLATED);
+    nextok__enc_add_bert(e, true, true, strip, lower);
+    nextok__enc_add_bert_split(e);
     e->merge_by = NEXTOK__MODEL_WORDPIECE;
     e->syms = NEXTOK__SYMS_CHARS;
     memcpy(e->wp_start, "\xe2\x96\x81", 3);

@@ -69,21 +69,7 @@ static void norm_bert(struct er *r, uint32_t o, bool bert)
     }
     bool clean = flag(d, o, "clean_text", true), cjk = flag(d, o, "handle_chinese_chars", true);
     bool lower = flag(d, o, "lowercase", true), strip = flag(d, o, "strip_accents", lower);
-    if (clean || cjk) {
-        st.op = NEXTOK__NORM_BERT_CLEAN;
-        st.a_len = (uint8_t)((clean ? 1 : 0) | (cjk ? 2 : 0));
-        nextok__enc_add_norm(r->e, &st);
-    }
-    if (strip) {
-        st.op = NEXTOK__NORM_STRIP_MARKS;
-        st.a_len = 1;
-        nextok__enc_add_norm(r->e, &st);
-    }
-    if (lower) {
-        st.op = NEXTOK__NORM_LOWERCASE;
-        st.a_len = 0;
-        nextok__enc_add_norm(r->e, &st);
-    }
+    nextok__enc_add_bert(r->e, clean, cjk, strip, lower);
 }
 #endif
 
@@ -244,8 +230,7 @@ static nextok_status pre_one(struct er *r, uint32_t o, int depth)
         nextok__enc_add_regex(r->e, "\\s+", NEXTOK__SPLIT_REMOVED);
     } else if (nextok__hf_is(d, type, "BertPreTokenizer")) {
         /* whitespace removed, then each punctuation character alone */
-        nextok__enc_add_regex(r->e, nextok__re_bert_space, NEXTOK__SPLIT_REMOVED);
-        nextok__enc_add_regex(r->e, nextok__re_bert_punct, NEXTOK__SPLIT_ISOLATED);
+        nextok__enc_add_bert_split(r->e);
     } else {
         refuse(r, "pre_tokenizer", type);
     }

@@ -48,6 +48,23 @@ static nextok_status lowercase(const char *in, size_t len, struct nextok__buf *o
     return NEXTOK_OK;
 }
 
+/* in[0, len) as code points in cps (decomposed as opt says), growing cps
+ * until they fit; *got receives their count. */
+static nextok_status decompose(const char *in, size_t len, utf8proc_option_t opt,
+                               struct nextok__buf *cps, utf8proc_ssize_t *got)
+{
+    utf8proc_ssize_t want = (utf8proc_ssize_t)len + 16;
+    for (;;) {
+        cps->len = 0;
+        NEXTOK_FORWARD(nextok__buf_reserve(cps, (size_t)want * sizeof(utf8proc_int32_t)));
+        *got = utf8proc_decompose((const utf8proc_uint8_t *)in, (utf8proc_ssize_t)len,
+                                  (utf8proc_int32_t *)(void *)cps->data, want, opt);
+        if (*got < 0) return NEXTOK_ERR_INVALID_ARG; /* the encoder checked UTF-8 already */
+        if (*got <= want) return NEXTOK_OK;
+        want = *got;
+    }
+}
+
 /* NFC, NFD, NFKC or NFKD: decompose to code points in cps, then recompose
  * and re-encode there (utf8proc_reencode writes UTF-8 over the code points). */
 static nextok_status form(const struct nextok__norm_step *s, const char *in, size_t len,
@@ -60,16 +77,8 @@ static nextok_status form(const struct nextok__norm_step *s, const char *in, siz
         [NEXTOK__NORM_NFKD] = UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT,
     };
     utf8proc_option_t opt = forms[s->op];
-    utf8proc_ssize_t want = (utf8proc_ssize_t)len + 16, got;
-    for (;;) {
-        cps->len = 0;
-        NEXTOK_FORWARD(nextok__buf_reserve(cps, (size_t)want * sizeof(utf8proc_int32_t)));
-        got = utf8proc_decompose((const utf8proc_uint8_t *)in, (utf8proc_ssize_t)len,
-                                 (utf8proc_int32_t *)(void *)cps->data, want, opt);
-        if (got < 0) return NEXTOK_ERR_INVALID_ARG; /* the encoder checked UTF-8 already */
-        if (got <= want) break;
-        want = got;
-    }
+    utf8proc_ssize_t got;
+    NEXTOK_FORWARD(decompose(in, len, opt, cps, &got));
     utf8proc_ssize_t n = utf8proc_reencode((utf8proc_int32_t *)(void *)cps->data, got, opt);
     if (n < 0) return NEXTOK_ERR_INVALID_ARG;
     out->len = 0;
@@ -137,16 +146,8 @@ static nextok_status strip_part(bool nfd, const char *in, size_t len, struct nex
                                 struct nextok__buf *cps)
 {
     utf8proc_option_t opt = nfd ? UTF8PROC_STABLE | UTF8PROC_DECOMPOSE : 0;
-    utf8proc_ssize_t want = (utf8proc_ssize_t)len + 16, got;
-    for (;;) {
-        cps->len = 0;
-        NEXTOK_FORWARD(nextok__buf_reserve(cps, (size_t)want * sizeof(utf8proc_int32_t)));
-        got = utf8proc_decompose((const utf8proc_uint8_t *)in, (utf8proc_ssize_t)len,
-                                 (utf8proc_int32_t *)(void *)cps->data, want, opt);
-        if (got < 0) return NEXTOK_ERR_INVALID_ARG;
-        if (got <= want) break;
-        want = got;
-    }
+    utf8proc_ssize_t got;
+    NEXTOK_FORWARD(decompose(in, len, opt, cps, &got));
     const utf8proc_int32_t *cp = (const utf8proc_int32_t *)(const void *)cps->data;
     NEXTOK_FORWARD(nextok__buf_reserve(out, (size_t)got * 4));
     for (utf8proc_ssize_t j = 0; j < got; j++) {

@@ -169,6 +169,10 @@ nextok_status nextok__load_tiktoken_mem(struct nextok_vocab **out, const struct 
                                         const struct nextok_special_token *specials,
                                         size_t n_specials, struct nextok_error *err);
 
+/* GPT-2's byte-to-unicode map: the code point that stands for byte b
+ * (decoder.c, beside its inverse). */
+uint32_t nextok__byte_level_cp(unsigned b);
+
 /* HF-style ByteFallback token "<0xNN>": the byte, or -1. */
 int nextok__byte_token(const char *s, size_t len);
 

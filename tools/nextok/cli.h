@@ -293,6 +293,11 @@ size_t cli_utf8_len(const unsigned char *s, size_t len);
 /* Write s as a JSON string literal (with quotes) to f. */
 void cli_json_string(FILE *f, const char *s, size_t n);
 
+/* Monotonic clock in seconds, and an ascending sort of timings (the
+ * commands that measure: bench, encode --bench, generate). */
+double cli_now_s(void);
+void cli_sort_doubles(double *t, size_t n);
+
 /* The whole of path ("-": stdin) into a malloc'd buffer (the caller frees
  * it). Returns 0, or CLI_EXIT_USAGE after "<cmd>: <flag> <path>: why". */
 int cli_read_all(const char *cmd, const char *flag, const char *path, char **data, size_t *size);

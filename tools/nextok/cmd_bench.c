@@ -164,18 +164,7 @@ static void usage(void)
 
 /* ---- timing ------------------------------------------------------------------------------ */
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+static double now_ns(void) { return cli_now_s() * 1e9; }
 
 struct stats {
     double med, p10, p90;
@@ -183,7 +172,7 @@ struct stats {
 
 static struct stats summarize(double *t, size_t n)
 {
-    qsort(t, n, sizeof *t, cmp_double);
+    cli_sort_doubles(t, n);
     struct stats s = {t[n / 2], t[n / 10], t[(n * 9) / 10]};
     return s;
 }

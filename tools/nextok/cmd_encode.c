@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char *const CMD = "encode";
 
@@ -125,19 +124,6 @@ static void print_ids(const struct nextok_vocab *v, const int32_t *ids, size_t n
     fputs("]}\n", stdout);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* --bench: the whole text, runs times, into a buffer sized by the first run. */
 static int bench(struct encode_opts *o, struct nextok_encoder *e, const char *text, size_t len,
                  int32_t *ids, size_t n)
@@ -145,12 +131,12 @@ static int bench(struct encode_opts *o, struct nextok_encoder *e, const char *te
     double t[1000];
     for (long long r = 0; r < o->runs; r++) {
         size_t got = 0;
-        double t0 = now_s();
+        double t0 = cli_now_s();
         nextok_status st = nextok_encoder_encode(e, text, len, ids, n, &got);
-        t[r] = now_s() - t0;
+        t[r] = cli_now_s() - t0;
         if (st != NEXTOK_OK) return cli_fail(CMD, "%s", nextok_encoder_errmsg(e));
     }
-    qsort(t, (size_t)o->runs, sizeof t[0], cmp_double);
+    cli_sort_doubles(t, (size_t)o->runs);
     double med = o->runs % 2 ? t[o->runs / 2] : 0.5 * (t[o->runs / 2 - 1] + t[o->runs / 2]);
     printf("{\"tool\": \"nextok\", \"vocab\": ");
     cli_json_string(stdout, o->vocab, strlen(o->vocab));

@@ -9,7 +9,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char *const CMD = "generate";
 
@@ -27,7 +26,7 @@ static void usage(FILE *f)
                "                              default: the built-in one (Jane Austen, GPT-2 ids)\n"
                "  --vocab FILE                the model's vocabulary; default: the built-in GPT-2\n"
                "  --parse-special             special-token text in the prompt becomes its id\n"
-            "  --echo                      print the prompt before the generated text\n"
+               "  --echo                      print the prompt before the generated text\n"
                "  --stop STR                  stop string (repeatable)\n"
                "  --max-tokens N              at most N tokens (default 100)\n"
                "  --ignore-eos                <|endoftext|> does not stop\n"
@@ -174,13 +173,6 @@ static int build_session(const struct gen_opts *o, struct gen_run *r)
 
 /* ---- the loop --------------------------------------------------------------- */
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void emit(const struct gen_opts *o, const struct nextok_step_result *res)
 {
     if (o->json && res->token >= 0)
@@ -196,7 +188,7 @@ static int generate(const struct gen_opts *o, struct gen_run *r)
     memset(&res, 0, sizeof res);
     size_t n_tokens = 0;
     if (o->echo && !o->json) fputs(o->prompt, stdout);
-    double t0 = now_s();
+    double t0 = cli_now_s();
     while (res.finish == NEXTOK_FINISH_NONE) {
         demo_model_logits(r->model, r->ctx, r->n_ctx, r->logits);
         if (nextok_session_step(r->session, r->logits, NEXTOK_DTYPE_F32, &res) != NEXTOK_OK)
@@ -204,7 +196,7 @@ static int generate(const struct gen_opts *o, struct gen_run *r)
         if (res.token >= 0) r->ctx[r->n_ctx++] = res.token, n_tokens++;
         emit(o, &res);
     }
-    double dt = now_s() - t0, rate = dt > 0 ? (double)n_tokens / dt : 0.0;
+    double dt = cli_now_s() - t0, rate = dt > 0 ? (double)n_tokens / dt : 0.0;
     const char *reason = nextok_finish_name(res.finish);
     if (o->json)
         printf(
