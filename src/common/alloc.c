@@ -3,7 +3,7 @@
  * malloc, realloc and free: everything else goes through a struct
  * nextok__mem, so a caller's allocator sees (and may fail) every block.
  */
-#include "alloc.h"
+#include "internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +37,14 @@ nextok_status nextok__mem_resolve(struct nextok__mem *out, const struct nextok_a
     }
     if (!a->alloc || !a->realloc || !a->free) return NEXTOK_ERR_INVALID_ARG;
     *out = (struct nextok__mem){a->alloc, a->realloc, a->free, a->user};
+    return NEXTOK_OK;
+}
+
+nextok_status nextok__mem_resolve_err(struct nextok__mem *out, const struct nextok_allocator *a,
+                                      struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(nextok__mem_resolve(out, a) != NEXTOK_OK, err, NEXTOK_ERR_INVALID_ARG,
+                     "allocator: alloc, realloc and free must be all set or all NULL");
     return NEXTOK_OK;
 }
 

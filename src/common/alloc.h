@@ -29,6 +29,9 @@ extern const struct nextok__mem nextok__mem_libc;
 /* a NULL: the C library's; all three functions: a copy of them. Some but not
  * all three: NEXTOK_ERR_INVALID_ARG (out untouched). */
 nextok_status nextok__mem_resolve(struct nextok__mem *out, const struct nextok_allocator *a);
+/* The same, saying what is wrong in err (for a constructor's params). */
+nextok_status nextok__mem_resolve_err(struct nextok__mem *out, const struct nextok_allocator *a,
+                                      struct nextok_error *err);
 
 /* size bytes (at least 1: the hook never sees 0); NULL on failure. */
 void *nextok__alloc(const struct nextok__mem *m, size_t size);

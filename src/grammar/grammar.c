@@ -133,9 +133,7 @@ nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *
     NEXTOK_RETURN_IF(!text && len, err, NEXTOK_ERR_INVALID_ARG, "text: NULL with len %zu", len);
     struct nextok_grammar_params p = params ? *params : nextok_grammar_default_params();
     struct nextok__mem mem;
-    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, p.allocator) != NEXTOK_OK, err,
-                     NEXTOK_ERR_INVALID_ARG,
-                     "allocator: alloc, realloc and free must be all set or all NULL");
+    NEXTOK_FORWARD(nextok__mem_resolve_err(&mem, p.allocator, err));
     struct nextok_grammar *g = nextok__calloc(&mem, 1, sizeof *g);
     NEXTOK_RETURN_IF(!g, err, NEXTOK_ERR_NOMEM, "grammar: out of memory");
     g->mem = mem;

@@ -37,9 +37,7 @@ nextok_status nextok_chain_init(struct nextok_chain **out, const struct nextok_c
                      err, NEXTOK_ERR_INVALID_ARG, "nan_policy: unknown value %d",
                      (int)params->nan_policy);
     struct nextok__mem mem;
-    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, params->allocator) != NEXTOK_OK, err,
-                     NEXTOK_ERR_INVALID_ARG,
-                     "allocator: alloc, realloc and free must be all set or all NULL");
+    NEXTOK_FORWARD(nextok__mem_resolve_err(&mem, params->allocator, err));
     struct nextok_chain *c = nextok__calloc(&mem, 1, sizeof *c);
     if (!c) goto out_nomem;
     c->params = *params;

@@ -275,9 +275,7 @@ nextok_status nextok_detok_init(struct nextok_detok **out, const struct nextok_v
     *out = NULL;
     NEXTOK_RETURN_IF(!v, err, NEXTOK_ERR_INVALID_ARG, "v: must not be NULL");
     struct nextok__mem mem;
-    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, params ? params->allocator : NULL) != NEXTOK_OK, err,
-                     NEXTOK_ERR_INVALID_ARG,
-                     "allocator: alloc, realloc and free must be all set or all NULL");
+    NEXTOK_FORWARD(nextok__mem_resolve_err(&mem, params ? params->allocator : NULL, err));
     struct nextok_detok *d = nextok__calloc(&mem, 1, sizeof *d);
     NEXTOK_RETURN_IF(!d, err, NEXTOK_ERR_NOMEM, "out of memory creating a detokenizer");
     d->v = v;

@@ -177,9 +177,7 @@ nextok_status nextok_stop_init(struct nextok_stop **out, const struct nextok_sto
     *out = NULL;
     NEXTOK_FORWARD(check_params(params, err));
     struct nextok__mem mem;
-    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, params->allocator) != NEXTOK_OK, err,
-                     NEXTOK_ERR_INVALID_ARG,
-                     "allocator: alloc, realloc and free must be all set or all NULL");
+    NEXTOK_FORWARD(nextok__mem_resolve_err(&mem, params->allocator, err));
     struct nextok_stop *s = nextok__calloc(&mem, 1, sizeof *s);
     if (!s) return nextok__err(err, NEXTOK_ERR_NOMEM, "out of memory allocating a stop matcher");
     s->mem = mem;

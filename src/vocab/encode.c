@@ -244,9 +244,7 @@ nextok_status nextok_encoder_init(struct nextok_encoder **out, const struct next
     NEXTOK_FORWARD(end_id(v, p.add_bos, v->add_bos, NEXTOK_VOCAB_BOS, "bos", &bos, err));
     NEXTOK_FORWARD(end_id(v, p.add_eos, v->add_eos, NEXTOK_VOCAB_EOS, "eos", &eos, err));
     struct nextok__mem mem;
-    NEXTOK_RETURN_IF(nextok__mem_resolve(&mem, p.allocator) != NEXTOK_OK, err,
-                     NEXTOK_ERR_INVALID_ARG,
-                     "allocator: alloc, realloc and free must be all set or all NULL");
+    NEXTOK_FORWARD(nextok__mem_resolve_err(&mem, p.allocator, err));
     struct nextok_encoder *e = nextok__calloc(&mem, 1, sizeof *e);
     NEXTOK_RETURN_IF(!e, err, NEXTOK_ERR_NOMEM, "out of memory for the encoder");
     e->mem = mem;

@@ -84,9 +84,7 @@ struct nextok_vocab_load_params nextok_vocab_load_default_params(void)
 static nextok_status resolve(struct nextok__mem *mem, const struct nextok_vocab_load_params *params,
                              struct nextok_error *err)
 {
-    NEXTOK_RETURN_IF(nextok__mem_resolve(mem, params ? params->allocator : NULL) != NEXTOK_OK, err,
-                     NEXTOK_ERR_INVALID_ARG,
-                     "allocator: alloc, realloc and free must be all set or all NULL");
+    NEXTOK_FORWARD(nextok__mem_resolve_err(mem, params ? params->allocator : NULL, err));
     return NEXTOK_OK;
 }
 
