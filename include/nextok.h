@@ -134,7 +134,9 @@ NEXTOK_API int nextok_version_number(void);
     X(ERR_FORMAT,      -9, "malformed or truncated input file")                      \
     X(ERR_UNSUPPORTED, -10, "unsupported feature or format")                         \
     X(ERR_INTERNAL,    -11, "internal error")                                        \
-    X(ERR_VOCAB_SIZE,  -12, "vocabulary size out of range")
+    X(ERR_VOCAB_SIZE,  -12, "vocabulary size out of range")                          \
+    X(ERR_LIMIT,       -13, "a configured limit was reached")                        \
+    X(ERR_REJECTED,    -14, "input not allowed by the grammar")
 
 typedef enum nextok_status {
 #define NEXTOK_X_ENUM(name, value, text) NEXTOK_##name = value,
@@ -1128,6 +1130,101 @@ NEXTOK_API size_t nextok_grammar_n_rules(const struct nextok_grammar *g);
  * limit or for invalid UTF-8). Token references never match text. */
 NEXTOK_API nextok_status nextok_grammar_accepts(const struct nextok_grammar *g, const char *text,
         size_t len, bool *accepted, struct nextok_error *err);
+
+/* --- token masks from a grammar ------------------------------------------------
+ *
+ * A compiled grammar binds a grammar to a vocabulary's token table: built
+ * once, immutable, shared by any number of threads (the grammar may be
+ * freed afterwards). A matcher follows one generation through it and gives
+ * the exact mask of each step: token t is allowed iff its bytes
+ * (nextok_vocab_token_bytes) extend the bytes accepted so far to a prefix of
+ * some sentence of the grammar. Bytes are judged one at a time, so a token
+ * that ends inside a UTF-8 character is allowed iff some completion of that
+ * character continues a sentence. Special tokens (NEXTOK_TOKEN_ATTR_SPECIAL)
+ * never match text; end-of-generation tokens are allowed exactly when the
+ * grammar can end here (accepting one terminates the matcher); ids without a
+ * token or without bytes are never allowed. Token references in GBNF
+ * (<[id]>, !<[id]>) match whole tokens, not bytes.
+ *
+ * The mask uses the token bitmask layout above (NEXTOK_BITMASK_WORDS).
+ * Every call either succeeds or changes nothing. A matcher and its clones
+ * share a cache of parser states (guarded by a lock, so clones may live on
+ * different threads); its size is bounded by max_cache_bytes: past it a call
+ * fails with NEXTOK_ERR_LIMIT and the matcher is unchanged.
+ */
+struct nextok_token_table;
+struct nextok_compiled_grammar;
+struct nextok_matcher;
+
+/* A vocabulary prepared for masks (its tokens' bytes as a trie, per-byte
+ * token sets): built once per vocabulary (tens of ms for 128k tokens),
+ * immutable, shared by every grammar compiled against it and by any number
+ * of threads. The vocabulary may be freed afterwards. */
+NEXTOK_API nextok_status nextok_token_table_init(struct nextok_token_table **out,
+        const struct nextok_vocab *vocab, const struct nextok_allocator *allocator,
+        struct nextok_error *err);
+NEXTOK_API void nextok_token_table_free(struct nextok_token_table *tt);
+NEXTOK_API int32_t nextok_token_table_n_vocab(const struct nextok_token_table *tt);
+
+struct nextok_compile_params {
+    size_t   max_cache_bytes; /* per matcher family (default 256 MiB)               */
+    uint32_t max_stacks;      /* parser stacks alive at one point (default 4096)     */
+    uint32_t max_work;        /* expansion steps per byte (default 1 000 000)        */
+    const struct nextok_allocator *allocator; /* NULL: the C library's               */
+};
+NEXTOK_API struct nextok_compile_params nextok_compile_default_params(void);
+/* Bind a grammar to a token table (tt must outlive the result; g need not).
+ * Work proportional to the grammar only. NEXTOK_ERR_FORMAT when the grammar
+ * matches nothing at all. p NULL: defaults. */
+NEXTOK_API nextok_status nextok_compiled_grammar_init(struct nextok_compiled_grammar **out,
+        const struct nextok_grammar *g, const struct nextok_token_table *tt,
+        const struct nextok_compile_params *p, struct nextok_error *err);
+NEXTOK_API void nextok_compiled_grammar_free(struct nextok_compiled_grammar *cg);
+/* The vocabulary's size: masks cover ids [0, n_vocab). */
+NEXTOK_API int32_t nextok_compiled_grammar_n_vocab(const struct nextok_compiled_grammar *cg);
+
+/* A matcher at the start of the grammar. cg must outlive it. */
+NEXTOK_API nextok_status nextok_matcher_init(struct nextok_matcher **out,
+        const struct nextok_compiled_grammar *cg, struct nextok_error *err);
+NEXTOK_API void nextok_matcher_free(struct nextok_matcher *m);
+/* Write this step's mask: n_words >= NEXTOK_BITMASK_WORDS(n_vocab) (words
+ * past the vocabulary are zeroed: a model with more rows than tokens gets
+ * them masked). *n_allowed (may be NULL): how many bits are set.
+ * NEXTOK_ERR_STATE once terminated. */
+NEXTOK_API nextok_status nextok_matcher_fill_bitmask(struct nextok_matcher *m, int32_t *words,
+        size_t n_words, size_t *n_allowed, struct nextok_error *err);
+/* Whether one token is allowed now (cheaper than a full mask). */
+NEXTOK_API nextok_status nextok_matcher_is_allowed(struct nextok_matcher *m, int32_t token,
+        bool *allowed, struct nextok_error *err);
+/* Advance by one token: NEXTOK_ERR_REJECTED when the mask would not allow
+ * it, NEXTOK_ERR_TOKEN_RANGE for an id outside the vocabulary. */
+NEXTOK_API nextok_status nextok_matcher_accept_token(struct nextok_matcher *m, int32_t token,
+        struct nextok_error *err);
+/* Advance by bytes (text the engine inserted, e.g. forced bytes): all or
+ * nothing; NEXTOK_ERR_REJECTED when they leave the grammar. One step for
+ * rollback. */
+NEXTOK_API nextok_status nextok_matcher_accept_bytes(struct nextok_matcher *m, const void *bytes,
+        size_t len, struct nextok_error *err);
+/* Undo the last n accept calls (speculative decoding). NEXTOK_ERR_INVALID_ARG
+ * when fewer were made since init or reset. */
+NEXTOK_API nextok_status nextok_matcher_rollback(struct nextok_matcher *m, size_t n,
+        struct nextok_error *err);
+/* Back to the start (the state cache is kept). */
+NEXTOK_API void nextok_matcher_reset(struct nextok_matcher *m);
+/* An independent matcher in the same state (the cache is shared). */
+NEXTOK_API nextok_status nextok_matcher_clone(struct nextok_matcher **out,
+        const struct nextok_matcher *m, struct nextok_error *err);
+/* The bytes so far are a sentence of the grammar (the end-of-generation
+ * tokens are allowed). */
+NEXTOK_API bool nextok_matcher_is_accepting(const struct nextok_matcher *m);
+/* An end-of-generation token was accepted: nothing more can be. */
+NEXTOK_API bool nextok_matcher_is_terminated(const struct nextok_matcher *m);
+/* Jump-forward: the bytes every continuation must start with (up to cap;
+ * stops where the grammar may end or branches). *len receives the count. */
+NEXTOK_API nextok_status nextok_matcher_forced_bytes(struct nextok_matcher *m, char *out,
+        size_t cap, size_t *len, struct nextok_error *err);
+/* Accept calls made since init or reset (what rollback can undo). */
+NEXTOK_API size_t nextok_matcher_n_steps(const struct nextok_matcher *m);
 
 /* --- decoding ids to text ----------------------------------------------------
  *

@@ -147,6 +147,13 @@ nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *
     return NEXTOK_OK;
 }
 
+nextok_status nextok__grammar_from_gbnf(struct nextok_grammar **out, const char *text, size_t len,
+                                        const struct nextok_grammar_params *params,
+                                        struct nextok_error *err)
+{
+    return nextok_grammar_init_gbnf(out, text, len, params, err);
+}
+
 /* Any JSON value (RFC 8259): whitespace as the RFC has it, unbounded; any
  * four hex digits after \u, as the RFC's grammar has it. */
 static const char json_gbnf[] =

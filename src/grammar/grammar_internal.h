@@ -64,6 +64,36 @@ nextok_status nextok__gbnf_parse(struct nextok_grammar *g, const char *src, size
 nextok_status nextok__earley_accepts(const struct nextok_grammar *g, const char *text, size_t len,
                                      bool *accepted, struct nextok_error *err);
 
+/* regex.c: append GBNF rules to out whose rule `name` matches the strings
+ * the regex re[0, len) matches (ECMA-262 subset, code points). Other rules
+ * it needs are named `name` + "-" + suffix. Flags:
+ *  NEXTOK__RE_SEARCH      JSON Schema `pattern` semantics: unanchored search
+ *                         (an implicit .* before and after unless ^ / $ pin
+ *                         that end); without it the whole text must match.
+ *  NEXTOK__RE_JSON_STRING the rule matches the body of a JSON string (no
+ *                         quotes) whose decoded value is such a string:
+ *                         '"', '\\' and U+0000-U+001F only in escaped form.
+ * Errors: NEXTOK_ERR_FORMAT "regex column C: ...", NEXTOK_ERR_UNSUPPORTED
+ * "regex column C: backreferences cannot be a grammar", NOMEM. */
+#define NEXTOK__RE_SEARCH      1u
+#define NEXTOK__RE_JSON_STRING 2u
+nextok_status nextok__regex_to_gbnf(struct nextok__buf *out, const char *name, const char *re,
+                                    size_t len, unsigned flags, struct nextok_error *err);
+
+/* grammar.c: a grammar from GBNF text made by a front end (regex, schema):
+ * parse and check as nextok_grammar_init_gbnf does. */
+nextok_status nextok__grammar_from_gbnf(struct nextok_grammar **out, const char *text, size_t len,
+                                        const struct nextok_grammar_params *params,
+                                        struct nextok_error *err);
+
+/* earley.c, for tests: whether text[0, len) (any bytes) is a prefix of some
+ * sentence of g, byte for byte: invalid UTF-8 is not; a final incomplete
+ * character is when some completion of it continues a sentence. Slow (it
+ * tries every code point for such a character), plain: the reference the
+ * matcher's masks are checked against. */
+nextok_status nextok__earley_viable(const struct nextok_grammar *g, const char *text, size_t len,
+                                    bool *viable, struct nextok_error *err);
+
 /* The name of rule id (for messages). */
 const char *nextok__grammar_rule_name(const struct nextok_grammar *g, uint32_t id);
 

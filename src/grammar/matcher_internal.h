@@ -1,0 +1,188 @@
+/* The token matcher's internals: a grammar compiled against a vocabulary
+ * (compiled.c), the parser-state cache (pda.c) and the matcher (matcher.c).
+ * Not installed, not API.
+ *
+ * The parser is a set of pushdown stacks over the grammar's elements, as in
+ * llama.cpp: a stack's top is a character set (or a token reference) still
+ * to match; below it are return positions. Stacks are hash-consed into nodes
+ * (position, parent), so a stack is one node id and equal stacks are equal
+ * ids. A parser state is a sorted set of such tops plus, between the bytes
+ * of one UTF-8 character, the part of the character read so far. States are
+ * interned too, so the matcher is a lazily built DFA over bytes: each state
+ * keeps its 256 transitions and its token mask once computed. */
+#ifndef NEXTOK_MATCHER_INTERNAL_H
+#define NEXTOK_MATCHER_INTERNAL_H
+
+#include "grammar_internal.h"
+
+#include <pthread.h>
+
+/* A character set, normalised: ASCII as a bitmap, the rest as sorted,
+ * disjoint [lo, hi] ranges without surrogates. */
+struct nextok__cset {
+    uint64_t ascii[2];
+    uint32_t r0, r1; /* pairs in cg->ranges[2 * r0 .. 2 * r1) */
+};
+
+/* One node of the token trie, in preorder: the tokens whose bytes are the
+ * path to it, and where its subtree ends. */
+struct nextok__tnode {
+    uint32_t end;   /* index after the subtree                 */
+    uint32_t depth; /* bytes on the path (1 for a root child)  */
+    uint32_t tok0;  /* tokens ending here: trie_tok[tok0, tok1) */
+    uint32_t tok1;
+    uint8_t byte;
+};
+
+enum nextok__tokkind {
+    NEXTOK__TK_NONE = 0, /* no token or no bytes: never allowed */
+    NEXTOK__TK_TEXT,     /* matched by its bytes                */
+    NEXTOK__TK_SPECIAL,  /* matched only by token references    */
+    NEXTOK__TK_EOG,      /* allowed where the grammar may end   */
+};
+
+/* A vocabulary prepared for masks (token_table.c): built once, shared by
+ * every grammar compiled against it. */
+struct nextok_token_table {
+    struct nextok__mem mem;
+    int32_t n_vocab;
+    size_t n_words;
+    uint8_t *kind;     /* enum nextok__tokkind per id */
+    uint32_t *tok_off; /* id -> its bytes in tok_bytes[tok_off[id], tok_off[id + 1]) */
+    char *tok_bytes;
+    int32_t *eog;
+    size_t n_eog;
+    struct nextok__tnode *trie;
+    uint32_t n_trie;
+    int32_t *trie_tok;
+    uint32_t *tok_pos;  /* text token id -> its index in trie_tok */
+    uint32_t max_depth; /* longest token */
+    /* Bitmasks over ids (n_words each): has_byte[b] the text tokens holding
+     * ASCII byte b; has_high those holding a byte >= 0x80; bad_utf8 those
+     * whose bytes are not UTF-8 (a character cut at the end is fine);
+     * text every text token. */
+    uint32_t *has_byte; /* 128 masks */
+    uint32_t *has_high, *bad_utf8, *text;
+};
+
+struct nextok_compiled_grammar {
+    struct nextok__mem mem;
+    /* the grammar */
+    struct nextok__gel *el;
+    uint32_t n_el;
+    uint32_t *alt;      /* live alternatives' first elements, rule by rule */
+    uint32_t *rule_alt; /* rule r: alt[rule_alt[r], rule_alt[r + 1])        */
+    uint32_t n_rules, root;
+    int32_t *el_cset;  /* element -> character set index, or -1           */
+    uint32_t *el_next; /* element -> the element after it (sets skipped)  */
+    struct nextok__cset *cset;
+    uint32_t n_cset;
+    uint32_t *ranges;
+    /* the vocabulary */
+    const struct nextok_token_table *tt;
+    int32_t n_vocab;
+    size_t n_words;
+    /* limits */
+    size_t max_cache_bytes;
+    uint32_t max_stacks, max_work;
+};
+
+/* ---- the state cache (pda.c) ---------------------------------------------- */
+
+/* Node 1 stands for "the caller": a state whose stacks all share a caller
+ * P is cached relative to P (the same inside of a string wherever the
+ * string is), with P replaced by this node; a stack popping into it has
+ * left the frame. */
+#define NEXTOK__EXIT 1u
+
+#define NEXTOK__ST_DEAD    (-1)
+#define NEXTOK__ST_UNKNOWN (-2)
+
+struct nextok__pstate {
+    uint32_t off, n;     /* tops: pc->pool[off, off + n), sorted; 0 = "complete" */
+    uint32_t pval;       /* the character's bits read so far                     */
+    uint8_t pneed, plen; /* continuation bytes still due; bytes read             */
+    bool accept;         /* a complete top and no partial character               */
+    bool has_tokref;     /* some top is a token reference                         */
+    bool has_exit;       /* some top is NEXTOK__EXIT: the frame can end here       */
+    bool frame_known;    /* rel and resume are set                                 */
+    int32_t rel, resume; /* the state relative to its frame, and the caller's state
+                          * after the frame ends; DEAD when s has no frame         */
+    uint32_t *exits;     /* a relative state's tokens that leave the frame inside:
+                          * triples (from, to, k): trie_tok[from, to) go on from
+                          * byte k in the caller                                   */
+    uint32_t n_exits;
+    int32_t *trans; /* 256 next states, NEXTOK__ST_*; NULL until needed      */
+    uint32_t *mask; /* NULL until computed                                   */
+    uint32_t n_allowed;
+};
+
+struct nextok__pcache {
+    const struct nextok_compiled_grammar *cg;
+    struct nextok__mem mem;
+    pthread_mutex_t lock;
+    uint32_t refs; /* matchers sharing it (under lock) */
+    /* nodes: (pos, parent) */
+    uint32_t *node; /* 2 per node; node 0 is the empty stack */
+    uint32_t n_node, cap_node;
+    uint32_t *nhash;
+    uint32_t nhash_cap;
+    /* states */
+    struct nextok__pstate *st;
+    uint32_t n_st, cap_st;
+    uint32_t *shash;
+    uint32_t shash_cap;
+    uint32_t *pool;
+    size_t n_pool, cap_pool;
+    /* scratch */
+    uint32_t *tops, *work;
+    size_t cap_tops, cap_work;
+    int32_t *walk; /* trie walk: state per depth */
+    uint32_t *ex;  /* exits being collected (triples) */
+    size_t n_ex, cap_ex;
+    size_t bytes;         /* what the cache holds, against max_cache_bytes */
+    nextok_status failed; /* sticky status of the last failed build step */
+    char errmsg[NEXTOK_ERRMSG_MAX];
+    int32_t start;
+};
+
+nextok_status nextok__pcache_new(struct nextok__pcache **out,
+                                 const struct nextok_compiled_grammar *cg,
+                                 struct nextok_error *err);
+void nextok__pcache_release(struct nextok__pcache *pc);
+/* The state after byte b from state s (NEXTOK__ST_DEAD when none); on a
+ * limit or NOMEM returns NEXTOK__ST_UNKNOWN and sets pc->failed/errmsg. */
+int32_t nextok__pcache_step(struct nextok__pcache *pc, int32_t s, unsigned b);
+/* The state after whole token `id` through a token reference from s (the
+ * union with its byte path is made by the caller), or DEAD. */
+int32_t nextok__pcache_token_step(struct nextok__pcache *pc, int32_t s, int32_t id);
+/* The union of two states' tops (neither partial). */
+int32_t nextok__pcache_union(struct nextok__pcache *pc, int32_t a, int32_t b);
+
+static inline int32_t nextok__pcache_next(struct nextok__pcache *pc, int32_t s, unsigned b)
+{
+    const int32_t *t = pc->st[s].trans;
+    if (t && t[b] != NEXTOK__ST_UNKNOWN) return t[b];
+    return nextok__pcache_step(pc, s, b);
+}
+
+/* The frame of s: *rel (s relative to its caller) and *resume (the caller's
+ * state once the frame ends), both DEAD when s has none. false on a cache
+ * error. */
+bool nextok__pcache_frame(struct nextok__pcache *pc, int32_t s, int32_t *rel, int32_t *resume);
+
+/* Free a block from nextok__pcache_alloc (NULL: nothing). */
+void nextok__pcache_unalloc(struct nextok__pcache *pc, void *p, size_t size);
+
+/* Note tokens trie_tok[from, to) leaving the frame after byte k (pc->ex). */
+bool nextok__pcache_exit(struct nextok__pcache *pc, uint32_t from, uint32_t to, uint32_t k);
+
+/* A zeroed block counted against max_cache_bytes (NULL: pc->failed set). */
+void *nextok__pcache_alloc(struct nextok__pcache *pc, size_t size);
+
+/* compiled.c */
+bool nextok__cset_has(const struct nextok_compiled_grammar *cg, uint32_t k, uint32_t cp);
+bool nextok__cset_any(const struct nextok_compiled_grammar *cg, uint32_t k, uint32_t lo,
+                      uint32_t hi);
+
+#endif /* NEXTOK_MATCHER_INTERNAL_H */

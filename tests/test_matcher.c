@@ -1,0 +1,676 @@
+/*
+ * The token matcher against a plain reference: at each step of walks through
+ * grammars, every checked token's mask bit must equal what the Earley
+ * recognizer says of the accepted bytes plus the token's bytes (a prefix of
+ * some sentence, byte for byte), over every shipped vocabulary (byte-level
+ * BPE, SentencePiece with byte fallback, WordPiece, Unigram, tiktoken).
+ * Then the API's promises: rollback and clone round trips, forced bytes,
+ * end-of-generation and termination, token references, failed calls that
+ * change nothing, limits hit on purpose, allocation failures, threads.
+ */
+#include "harness.h"
+
+#include "common/file.h"
+#include "grammar/grammar_internal.h"
+#include "nextok.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static struct nextok_vocab *load_vocab(const char *rel)
+{
+    char path[1024];
+    struct nextok_vocab *v = NULL;
+    struct nextok_error err;
+    nextok_status st = nextok_vocab_load_file(&v, fixture_path(path, sizeof path, rel), &err);
+    CHECK_MSG(st == NEXTOK_OK, "%s: %s", rel, err.msg);
+    return v;
+}
+
+static struct nextok_grammar *gbnf(const char *src, const struct nextok_vocab *v)
+{
+    struct nextok_grammar_params p = nextok_grammar_default_params();
+    p.vocab = v;
+    struct nextok_grammar *g = NULL;
+    struct nextok_error err;
+    nextok_status st = nextok_grammar_init_gbnf(&g, src, strlen(src), &p, &err);
+    CHECK_MSG(st == NEXTOK_OK, "%s\n    in: %s", err.msg, src);
+    return g;
+}
+
+static struct nextok_grammar *gbnf_file(const char *name)
+{
+    char rel[128], path[1024];
+    snprintf(rel, sizeof rel, "grammars/%s", name);
+    char *text = NULL;
+    size_t n = 0;
+    struct nextok_error err;
+    if (nextok__read_file(&nextok__mem_libc, fixture_path(path, sizeof path, rel), &text, &n,
+                          &err) != NEXTOK_OK) {
+        CHECK_MSG(0, "%s: %s", path, err.msg);
+        return NULL;
+    }
+    struct nextok_grammar *g = NULL;
+    CHECK_OK(nextok_grammar_init_gbnf(&g, text, n, NULL, &err));
+    free(text);
+    return g;
+}
+
+/* The token table of v, made once per vocabulary and kept until the test
+ * ends (drop_tables). */
+static struct {
+    const struct nextok_vocab *v;
+    struct nextok_token_table *tt;
+} tables[16];
+
+static struct nextok_token_table *table_of(const struct nextok_vocab *v)
+{
+    size_t i = 0;
+    for (; i < 16 && tables[i].v; i++)
+        if (tables[i].v == v) return tables[i].tt;
+    struct nextok_error err;
+    if (i == 16) return NULL;
+    CHECK_OK(nextok_token_table_init(&tables[i].tt, v, NULL, &err));
+    tables[i].v = v;
+    return tables[i].tt;
+}
+
+static void drop_tables(void)
+{
+    for (size_t i = 0; i < 16; i++) {
+        nextok_token_table_free(tables[i].tt);
+        tables[i].v = NULL, tables[i].tt = NULL;
+    }
+}
+
+static struct nextok_compiled_grammar *compile(const struct nextok_grammar *g,
+                                               const struct nextok_vocab *v)
+{
+    struct nextok_compiled_grammar *cg = NULL;
+    struct nextok_error err;
+    CHECK_OK(nextok_compiled_grammar_init(&cg, g, table_of(v), NULL, &err));
+    return cg;
+}
+
+static bool bit(const int32_t *w, int32_t id) { return (w[id >> 5] >> (id & 31)) & 1; }
+
+/* ---- the brute-force check ------------------------------------------------------- */
+
+struct walk {
+    const struct nextok_grammar *g;
+    const struct nextok_vocab *v;
+    const char *what;
+    char prefix[4096];
+    size_t len;
+    long checked, allowed_seen;
+};
+
+/* What the reference says of token id after w->prefix. */
+static bool expected(struct walk *w, int32_t id)
+{
+    uint32_t attrs = nextok_vocab_token_attrs(w->v, id);
+    size_t n = 0;
+    const char *b = nextok_vocab_token_bytes(w->v, id, &n);
+    bool ok = false;
+    struct nextok_error err;
+    if (attrs & NEXTOK_TOKEN_ATTR_ABSENT) return false;
+    if (nextok_vocab_is_eog(w->v, id)) {
+        /* a prefix ending inside a character is no sentence */
+        if (nextok_grammar_accepts(w->g, w->prefix, w->len, &ok, &err) != NEXTOK_OK)
+            CHECK_MSG(strstr(err.msg, "invalid UTF-8"), "%s", err.msg);
+        return ok;
+    }
+    if (attrs & NEXTOK_TOKEN_ATTR_SPECIAL) return false;
+    if (n == 0 || w->len + n > sizeof w->prefix) return false;
+    char buf[sizeof w->prefix];
+    memcpy(buf, w->prefix, w->len);
+    memcpy(buf + w->len, b, n);
+    CHECK_OK(nextok__earley_viable(w->g, buf, w->len + n, &ok, &err));
+    return ok;
+}
+
+/* Check the mask bit of `samples` random ids and of `samples` random
+ * allowed ids (every id when the vocabulary is small). */
+static void check_mask(struct walk *w, const int32_t *mask, int32_t n_vocab, int samples)
+{
+    int32_t *allowed = malloc((size_t)n_vocab * sizeof *allowed);
+    int32_t n_allowed = 0;
+    for (int32_t id = 0; id < n_vocab; id++)
+        if (bit(mask, id)) allowed[n_allowed++] = id;
+    bool all = n_vocab <= 2 * samples;
+    for (int k = 0; k < (all ? n_vocab : 2 * samples); k++) {
+        int32_t id = all                         ? k
+                     : k < samples || !n_allowed ? (int32_t)(rnd() % (uint64_t)n_vocab)
+                                                 : allowed[rnd() % (uint64_t)n_allowed];
+        bool want = expected(w, id);
+        w->checked++;
+        w->allowed_seen += want;
+        size_t n = 0;
+        const char *b = nextok_vocab_token_bytes(w->v, id, &n);
+        CHECK_MSG(bit(mask, id) == want,
+                  "%s: after \"%.*s\" token %d \"%.*s\": mask %d, reference %d", w->what,
+                  (int)(w->len > 60 ? 60 : w->len), w->prefix + (w->len > 60 ? w->len - 60 : 0), id,
+                  (int)n, b, bit(mask, id), want);
+        if (bit(mask, id) != want) break;
+    }
+    free(allowed);
+}
+
+/* Walk `steps` tokens: each step checks the mask, then accepts a token of
+ * `script` (ids) while it lasts, else a random allowed text token. */
+static void walk_check(const struct nextok_grammar *g, const struct nextok_vocab *v,
+                       const char *what, const int32_t *script, size_t n_script, bool must,
+                       int steps, int samples)
+{
+    struct nextok_compiled_grammar *cg = compile(g, v);
+    struct nextok_matcher *m = NULL;
+    struct nextok_error err;
+    if (!cg) return;
+    CHECK_OK(nextok_matcher_init(&m, cg, &err));
+    int32_t n_vocab = nextok_vocab_n_tokens(v);
+    size_t words = NEXTOK_BITMASK_WORDS(n_vocab);
+    int32_t *mask = malloc(words * sizeof *mask);
+    struct walk *w = calloc(1, sizeof *w);
+    w->g = g, w->v = v, w->what = what;
+    for (int s = 0; s < steps; s++) {
+        size_t n_allowed = 0;
+        CHECK_OK(nextok_matcher_fill_bitmask(m, mask, words, &n_allowed, &err));
+        check_mask(w, mask, n_vocab, samples);
+        int32_t next = -1;
+        if ((size_t)s < n_script) {
+            /* a valid text's tokens are allowed one after another; WordPiece
+             * puts spaces between words, which JSON allows only in places */
+            next = script[s];
+            CHECK_MSG(!must || bit(mask, next), "%s: step %d: scripted token %d not allowed", what,
+                      s, next);
+            if (!bit(mask, next)) n_script = 0, next = -1;
+        }
+        if (next < 0) {
+            for (int tries = 0; tries < 10000 && next < 0; tries++) {
+                int32_t id = (int32_t)(rnd() % (uint64_t)n_vocab);
+                size_t n = 0;
+                nextok_vocab_token_bytes(v, id, &n);
+                if (bit(mask, id) && !nextok_vocab_is_eog(v, id) && n && w->len + n < 2000)
+                    next = id;
+            }
+        }
+        if (next < 0) break;
+        size_t n = 0;
+        const char *b = nextok_vocab_token_bytes(v, next, &n);
+        CHECK_OK(nextok_matcher_accept_token(m, next, &err));
+        memcpy(w->prefix + w->len, b, n);
+        w->len += n;
+    }
+    bool acc = false;
+    CHECK_OK(nextok_grammar_accepts(g, w->prefix, w->len, &acc, &err));
+    CHECK_MSG(nextok_matcher_is_accepting(m) == acc, "%s: is_accepting %d, reference %d", what,
+              nextok_matcher_is_accepting(m), acc);
+    /* WordPiece pieces start with a space: some grammars allow none */
+    CHECK_MSG(w->allowed_seen > 0 || nextok_vocab_get_type(v) == NEXTOK_VOCAB_TYPE_WPM,
+              "%s: no allowed token was checked", what);
+    printf("  %-34s %6ld tokens checked, %ld allowed\n", what, w->checked, w->allowed_seen);
+    free(w);
+    free(mask);
+    nextok_matcher_free(m);
+    nextok_compiled_grammar_free(cg);
+}
+
+static size_t encode(const struct nextok_vocab *v, const char *text, int32_t *ids, size_t cap)
+{
+    size_t n = 0;
+    struct nextok_error err;
+    struct nextok_encode_params p = nextok_encode_default_params();
+    p.add_bos = 0;
+    p.add_eos = 0;
+    /* a vocabulary that cannot spell the text (the small synthetic ones)
+     * walks at random instead */
+    if (nextok_vocab_encode(v, text, strlen(text), &p, ids, cap, &n, &err) != NEXTOK_OK) return 0;
+    return n;
+}
+
+static const char *const vocab_files[] = {
+    "vocab/hf/gpt2/tokenizer.json",     "vocab/hf/mistral-7b-v0.1/tokenizer.json",
+    "vocab/gguf/ggml-vocab-phi-3.gguf", "vocab/synthetic/wordpiece-bert.json",
+    "vocab/synthetic/unigram.json",     "vocab/tiktoken/o200k_base.tiktoken",
+};
+
+static const char multibyte_gbnf[] =
+    "root ::= \" \"? [α-ω]+ \" é \" [😀-🙏]* (\"ü\" | [^\\x00-\\x7F€])? \"!\"\n";
+
+TEST(masks_match_reference)
+{
+    rng_state = 42;
+    struct nextok_grammar *json = NULL, *arith = gbnf_file("arithmetic.gbnf");
+    struct nextok_grammar *list = gbnf_file("list.gbnf"), *jp = gbnf_file("japanese.gbnf");
+    struct nextok_grammar *mb = gbnf(multibyte_gbnf, NULL);
+    struct nextok_error err;
+    CHECK_OK(nextok_grammar_init_json(&json, NULL, &err));
+    const char *sample =
+        "{\"name\": \"Zoë\", \"tags\": [\"a\\n\", -1.5e3, true, null],\n \"ok\": {}}";
+    for (size_t i = 0; i < sizeof vocab_files / sizeof *vocab_files; i++) {
+        struct nextok_vocab *v = load_vocab(vocab_files[i]);
+        if (!v) continue;
+        int32_t ids[256];
+        char what[128];
+        bool must = i != 3 && i != 4; /* not WordPiece (spaces) nor the tiny Unigram */
+        size_t n = encode(v, sample, ids, 256);
+        snprintf(what, sizeof what, "json, script: %s", strrchr(vocab_files[i], '/') + 1);
+        walk_check(json, v, what, ids, n, must, (int)n, 100);
+        snprintf(what, sizeof what, "json, random: %s", strrchr(vocab_files[i], '/') + 1);
+        walk_check(json, v, what, NULL, 0, false, 12, 150);
+        snprintf(what, sizeof what, "arithmetic: %s", strrchr(vocab_files[i], '/') + 1);
+        walk_check(arith, v, what, NULL, 0, false, 10, 150);
+        snprintf(what, sizeof what, "list: %s", strrchr(vocab_files[i], '/') + 1);
+        walk_check(list, v, what, NULL, 0, false, 10, 150);
+        snprintf(what, sizeof what, "japanese: %s", strrchr(vocab_files[i], '/') + 1);
+        walk_check(jp, v, what, NULL, 0, false, 8, 150);
+        n = encode(v, "αβγ é 😀🙏ü!", ids, 256);
+        snprintf(what, sizeof what, "multibyte: %s", strrchr(vocab_files[i], '/') + 1);
+        walk_check(mb, v, what, ids, n, must, (int)n + 1, 150);
+        drop_tables();
+        nextok_vocab_free(v);
+    }
+    nextok_grammar_free(json);
+    nextok_grammar_free(arith);
+    nextok_grammar_free(list);
+    nextok_grammar_free(jp);
+    nextok_grammar_free(mb);
+}
+
+/* ---- the API's promises ---------------------------------------------------------------- */
+
+static struct nextok_vocab *gpt2(void) { return load_vocab("vocab/hf/gpt2/tokenizer.json"); }
+
+static int32_t find(const struct nextok_vocab *v, const char *bytes)
+{
+    for (int32_t id = 0; id < nextok_vocab_n_tokens(v); id++) {
+        size_t n = 0;
+        const char *b = nextok_vocab_token_bytes(v, id, &n);
+        if (n == strlen(bytes) && memcmp(b, bytes, n) == 0 &&
+            !(nextok_vocab_token_attrs(v, id) & NEXTOK_TOKEN_ATTR_SPECIAL))
+            return id;
+    }
+    CHECK_MSG(0, "no token \"%s\"", bytes);
+    return 0;
+}
+
+TEST(rollback_and_clone)
+{
+    struct nextok_vocab *v = gpt2();
+    struct nextok_grammar *g = NULL;
+    struct nextok_error err;
+    CHECK_OK(nextok_grammar_init_json(&g, NULL, &err));
+    struct nextok_compiled_grammar *cg = compile(g, v);
+    struct nextok_matcher *m = NULL, *c = NULL;
+    CHECK_OK(nextok_matcher_init(&m, cg, &err));
+    int32_t ids[64];
+    size_t n = encode(v, "{\"a\": [1, 2.5], \"bé\": \"x\\\"y\"}", ids, 64);
+    CHECK(n > 8);
+    size_t words = NEXTOK_BITMASK_WORDS(nextok_vocab_n_tokens(v));
+    int32_t *masks = malloc((n + 1) * words * sizeof *masks), *cur = malloc(words * sizeof *cur);
+    for (size_t i = 0; i < n; i++) {
+        CHECK_OK(nextok_matcher_fill_bitmask(m, masks + i * words, words, NULL, &err));
+        CHECK_OK(nextok_matcher_accept_token(m, ids[i], &err));
+        if (i == 4) CHECK_OK(nextok_matcher_clone(&c, m, &err));
+    }
+    CHECK(nextok_matcher_is_accepting(m));
+    CHECK_EQ_INT((int)nextok_matcher_n_steps(m), (int)n);
+    /* roll back in uneven strides; each state's mask is the one recorded */
+    size_t at = n;
+    for (size_t k = 1; at > 0; k++) {
+        size_t back = k < at ? k : at;
+        CHECK_OK(nextok_matcher_rollback(m, back, &err));
+        at -= back;
+        CHECK_OK(nextok_matcher_fill_bitmask(m, cur, words, NULL, &err));
+        CHECK_MSG(memcmp(cur, masks + at * words, words * sizeof *cur) == 0,
+                  "mask after rollback to step %zu differs", at);
+    }
+    CHECK(nextok_matcher_rollback(m, 1, &err) == NEXTOK_ERR_INVALID_ARG);
+    /* the clone went on from step 5 alone, and agrees */
+    for (size_t i = 5; c && i < n; i++) {
+        CHECK_OK(nextok_matcher_fill_bitmask(c, cur, words, NULL, &err));
+        CHECK(memcmp(cur, masks + i * words, words * sizeof *cur) == 0);
+        CHECK_OK(nextok_matcher_accept_token(c, ids[i], &err));
+    }
+    CHECK(c && nextok_matcher_is_accepting(c));
+    nextok_matcher_reset(c);
+    CHECK_EQ_INT((int)nextok_matcher_n_steps(c), 0);
+    CHECK_OK(nextok_matcher_fill_bitmask(c, cur, words, NULL, &err));
+    CHECK(memcmp(cur, masks, words * sizeof *cur) == 0);
+    nextok_matcher_free(c); /* the shared cache outlives one of its matchers */
+    CHECK_OK(nextok_matcher_accept_token(m, ids[0], &err));
+    nextok_matcher_free(m);
+    free(masks);
+    free(cur);
+    nextok_compiled_grammar_free(cg);
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+}
+
+TEST(failed_calls_change_nothing)
+{
+    struct nextok_vocab *v = gpt2();
+    struct nextok_grammar *g = gbnf("root ::= \"ab\" [0-9]+ \"c\"\n", NULL);
+    struct nextok_compiled_grammar *cg = compile(g, v);
+    struct nextok_matcher *m = NULL;
+    struct nextok_error err;
+    CHECK_OK(nextok_matcher_init(&m, cg, &err));
+    int32_t eot = 50256;
+    CHECK(nextok_matcher_accept_token(m, find(v, "x"), &err) == NEXTOK_ERR_REJECTED);
+    CHECK(strstr(err.msg, "not allowed") != NULL);
+    CHECK(nextok_matcher_accept_token(m, eot, &err) == NEXTOK_ERR_REJECTED);
+    CHECK(nextok_matcher_accept_token(m, -1, &err) == NEXTOK_ERR_TOKEN_RANGE);
+    CHECK(nextok_matcher_accept_token(m, 50257, &err) == NEXTOK_ERR_TOKEN_RANGE);
+    CHECK(nextok_matcher_accept_bytes(m, "abx", 3, &err) == NEXTOK_ERR_REJECTED);
+    CHECK(strstr(err.msg, "byte 3 of 3") != NULL);
+    CHECK_EQ_INT((int)nextok_matcher_n_steps(m), 0);
+    int32_t w[2];
+    CHECK(nextok_matcher_fill_bitmask(m, w, 2, NULL, &err) == NEXTOK_ERR_INVALID_ARG);
+    /* forced bytes: "ab" at the start, nothing after (a digit of ten), "c"
+     * never alone (more digits may come) */
+    char fb[16];
+    size_t n = 0;
+    CHECK_OK(nextok_matcher_forced_bytes(m, fb, sizeof fb, &n, &err));
+    CHECK(n == 2 && memcmp(fb, "ab", 2) == 0);
+    CHECK_OK(nextok_matcher_forced_bytes(m, fb, 1, &n, &err));
+    CHECK(n == 1 && fb[0] == 'a');
+    CHECK_OK(nextok_matcher_accept_bytes(m, "ab", 2, &err));
+    CHECK_OK(nextok_matcher_forced_bytes(m, fb, sizeof fb, &n, &err));
+    CHECK_EQ_INT((int)n, 0);
+    CHECK_OK(nextok_matcher_accept_token(m, find(v, "12"), &err));
+    CHECK(!nextok_matcher_is_accepting(m));
+    bool ok = true;
+    CHECK_OK(nextok_matcher_is_allowed(m, eot, &ok, &err));
+    CHECK(!ok);
+    CHECK_OK(nextok_matcher_accept_token(m, find(v, "c"), &err));
+    CHECK(nextok_matcher_is_accepting(m) && !nextok_matcher_is_terminated(m));
+    size_t words = NEXTOK_BITMASK_WORDS(50257);
+    int32_t *mask = calloc(words + 3, sizeof *mask);
+    size_t n_allowed = 0;
+    mask[words + 2] = -1;
+    CHECK_OK(nextok_matcher_fill_bitmask(m, mask, words + 3, &n_allowed, &err));
+    CHECK_EQ_INT((int)n_allowed, 1); /* only the end of text */
+    CHECK(bit(mask, eot) && mask[words + 2] == 0);
+    CHECK_OK(nextok_matcher_accept_token(m, eot, &err));
+    CHECK(nextok_matcher_is_terminated(m) && nextok_matcher_is_accepting(m));
+    CHECK(nextok_matcher_accept_token(m, eot, &err) == NEXTOK_ERR_STATE);
+    CHECK(nextok_matcher_fill_bitmask(m, mask, words, NULL, &err) == NEXTOK_ERR_STATE);
+    CHECK_OK(nextok_matcher_rollback(m, 1, &err));
+    CHECK(!nextok_matcher_is_terminated(m));
+    free(mask);
+    nextok_matcher_free(m);
+    nextok_compiled_grammar_free(cg);
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+}
+
+TEST(token_references)
+{
+    struct nextok_vocab *v = gpt2();
+    /* "<|endoftext|>" by reference, then text; !<[11]> any token but "," */
+    struct nextok_grammar *g = gbnf("root ::= <[50256]> \"x\" !<[11]> \"y\"\n", v);
+    struct nextok_compiled_grammar *cg = compile(g, v);
+    struct nextok_matcher *m = NULL;
+    struct nextok_error err;
+    CHECK_OK(nextok_matcher_init(&m, cg, &err));
+    size_t words = NEXTOK_BITMASK_WORDS(50257), n = 0;
+    int32_t *mask = calloc(words, sizeof *mask);
+    CHECK_OK(nextok_matcher_fill_bitmask(m, mask, words, &n, &err));
+    CHECK(n == 1 && bit(mask, 50256));
+    CHECK(nextok_matcher_accept_bytes(m, "<|endoftext|>", 13, &err) == NEXTOK_ERR_REJECTED);
+    CHECK_OK(nextok_matcher_accept_token(m, 50256, &err));
+    CHECK(!nextok_matcher_is_terminated(m));
+    CHECK_OK(nextok_matcher_accept_token(m, find(v, "x"), &err));
+    CHECK_OK(nextok_matcher_fill_bitmask(m, mask, words, &n, &err));
+    CHECK(n == 50256 && !bit(mask, 11) && bit(mask, 12));
+    CHECK(nextok_matcher_accept_token(m, 11, &err) == NEXTOK_ERR_REJECTED);
+    CHECK_OK(nextok_matcher_accept_token(m, find(v, "hello"), &err));
+    CHECK_OK(nextok_matcher_accept_token(m, find(v, "y"), &err));
+    CHECK(nextok_matcher_is_accepting(m));
+    free(mask);
+    nextok_matcher_free(m);
+    nextok_compiled_grammar_free(cg);
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+}
+
+TEST(dead_ends_are_never_allowed)
+{
+    /* "x" a: a never ends, so "x" is no prefix of any sentence; an empty
+     * class is nothing; the root's only way out is "ok" */
+    struct nextok_vocab *v = gpt2();
+    struct nextok_grammar *g = gbnf("root ::= \"o\" (\"x\" a | [^\\x00-\\U0010FFFF] | \"k\")\n"
+                                    "a ::= \"y\" a\n",
+                                    NULL);
+    struct nextok_compiled_grammar *cg = compile(g, v);
+    struct nextok_matcher *m = NULL;
+    struct nextok_error err;
+    CHECK_OK(nextok_matcher_init(&m, cg, &err));
+    CHECK(nextok_matcher_accept_bytes(m, "ox", 2, &err) == NEXTOK_ERR_REJECTED);
+    char fb[8];
+    size_t n = 0;
+    CHECK_OK(nextok_matcher_forced_bytes(m, fb, sizeof fb, &n, &err));
+    CHECK(n == 2 && memcmp(fb, "ok", 2) == 0);
+    nextok_matcher_free(m);
+    nextok_compiled_grammar_free(cg);
+    nextok_grammar_free(g);
+    g = gbnf("root ::= \"x\" a\na ::= \"y\" a\n", NULL);
+    struct nextok_compiled_grammar *none = NULL;
+    CHECK(nextok_compiled_grammar_init(&none, g, table_of(v), NULL, &err) == NEXTOK_ERR_FORMAT);
+    CHECK(none == NULL && strstr(err.msg, "matches nothing"));
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+}
+
+TEST(limits)
+{
+    struct nextok_vocab *v = gpt2();
+    struct nextok_error err;
+    /* after n "x", 2^n stacks: each "x" may close with "y" or with "z" */
+    struct nextok_grammar *g =
+        gbnf("root ::= a\na ::= \"x\" a \"y\" | \"x\" a \"z\" | \"x\"\n", NULL);
+    struct nextok_compile_params p = nextok_compile_default_params();
+    p.max_stacks = 64;
+    struct nextok_compiled_grammar *cg = NULL;
+    CHECK_OK(nextok_compiled_grammar_init(&cg, g, table_of(v), &p, &err));
+    struct nextok_matcher *m = NULL;
+    CHECK_OK(nextok_matcher_init(&m, cg, &err));
+    CHECK_OK(nextok_matcher_accept_bytes(m, "xxxx", 4, &err));
+    CHECK(nextok_matcher_accept_bytes(m, "x", 1, &err) == NEXTOK_ERR_LIMIT);
+    CHECK(strstr(err.msg, "max_stacks") != NULL);
+    CHECK_EQ_INT((int)nextok_matcher_n_steps(m), 1);
+    nextok_matcher_free(m);
+    nextok_compiled_grammar_free(cg);
+    /* a cache too small for one mask */
+    p = nextok_compile_default_params();
+    p.max_cache_bytes = 64 << 10;
+    CHECK_OK(nextok_compiled_grammar_init(&cg, g, table_of(v), &p, &err));
+    CHECK_OK(nextok_matcher_init(&m, cg, &err));
+    size_t words = NEXTOK_BITMASK_WORDS(50257);
+    int32_t *mask = calloc(words, sizeof *mask);
+    nextok_status st = NEXTOK_OK;
+    for (int i = 0; i < 64 && st == NEXTOK_OK; i++) {
+        st = nextok_matcher_fill_bitmask(m, mask, words, NULL, &err);
+        if (st == NEXTOK_OK) st = nextok_matcher_accept_bytes(m, "x", 1, &err);
+    }
+    CHECK(st == NEXTOK_ERR_LIMIT && strstr(err.msg, "max_cache_bytes"));
+    size_t steps = nextok_matcher_n_steps(m);
+    CHECK(nextok_matcher_fill_bitmask(m, mask, words, NULL, &err) == NEXTOK_ERR_LIMIT);
+    CHECK(nextok_matcher_n_steps(m) == steps);
+    p.max_work = 0;
+    struct nextok_compiled_grammar *bad = NULL;
+    CHECK(nextok_compiled_grammar_init(&bad, g, table_of(v), &p, &err) == NEXTOK_ERR_INVALID_ARG);
+    free(mask);
+    nextok_matcher_free(m);
+    nextok_compiled_grammar_free(cg);
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+}
+
+/* ---- allocation failures ------------------------------------------------------------- */
+
+static long fail_at, calls, live;
+static void *f_alloc(void *u, size_t n)
+{
+    (void)u;
+    if (++calls == fail_at) return NULL;
+    void *p = malloc(n);
+    if (p) live++;
+    return p;
+}
+static void *f_realloc(void *u, void *p, size_t n)
+{
+    (void)u;
+    if (++calls == fail_at) return NULL;
+    void *q = realloc(p, n);
+    if (q && !p) live++;
+    return q;
+}
+static void f_free(void *u, void *p)
+{
+    (void)u;
+    if (p) live--;
+    free(p);
+}
+
+TEST(every_allocation_failing)
+{
+    struct nextok_vocab *v = load_vocab("vocab/synthetic/unigram.json");
+    struct nextok_grammar *g = NULL;
+    struct nextok_error err;
+    CHECK_OK(nextok_grammar_init_json(&g, NULL, &err));
+    const struct nextok_allocator a = {f_alloc, f_realloc, f_free, NULL};
+    struct nextok_compile_params p = nextok_compile_default_params();
+    p.allocator = &a;
+    size_t words = NEXTOK_BITMASK_WORDS(nextok_vocab_n_tokens(v));
+    int32_t *mask = calloc(words, sizeof *mask);
+    long points = 0;
+    for (fail_at = 1;; fail_at++, points++) {
+        calls = live = 0;
+        struct nextok_token_table *tt = NULL;
+        struct nextok_compiled_grammar *cg = NULL;
+        struct nextok_matcher *m = NULL, *c = NULL;
+        nextok_status st = nextok_token_table_init(&tt, v, &a, &err);
+        if (st == NEXTOK_OK) st = nextok_compiled_grammar_init(&cg, g, tt, &p, &err);
+        if (st == NEXTOK_OK) st = nextok_matcher_init(&m, cg, &err);
+        if (st == NEXTOK_OK) st = nextok_matcher_fill_bitmask(m, mask, words, NULL, &err);
+        if (st == NEXTOK_OK) st = nextok_matcher_accept_bytes(m, "{\"a\": [1", 8, &err);
+        if (st == NEXTOK_OK) st = nextok_matcher_clone(&c, m, &err);
+        if (st == NEXTOK_OK) st = nextok_matcher_fill_bitmask(c, mask, words, NULL, &err);
+        nextok_matcher_free(c);
+        nextok_matcher_free(m);
+        nextok_compiled_grammar_free(cg);
+        nextok_token_table_free(tt);
+        CHECK_MSG(live == 0, "allocation %ld failing: %ld blocks left", fail_at, live);
+        if (calls < fail_at) {
+            CHECK(st == NEXTOK_OK);
+            break;
+        }
+        CHECK_MSG(st == NEXTOK_ERR_NOMEM && strstr(err.msg, "out of memory"),
+                  "allocation %ld failing: %s %s", fail_at, nextok_status_name(st), err.msg);
+    }
+    CHECK(points > 20);
+    printf("  %ld failure points\n", points);
+    free(mask);
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+}
+
+/* ---- threads --------------------------------------------------------------------------- */
+
+struct job {
+    struct nextok_matcher *m;
+    const int32_t *ids;
+    size_t n, words;
+    const int32_t *want; /* the masks a lone matcher gave */
+    int bad;
+};
+
+static void *run_job(void *arg)
+{
+    struct job *j = arg;
+    int32_t *mask = malloc(j->words * sizeof *mask);
+    struct nextok_error err;
+    for (int rep = 0; rep < 20; rep++) {
+        nextok_matcher_reset(j->m);
+        for (size_t i = 0; i < j->n; i++) {
+            if (nextok_matcher_fill_bitmask(j->m, mask, j->words, NULL, &err) != NEXTOK_OK ||
+                memcmp(mask, j->want + i * j->words, j->words * sizeof *mask) != 0 ||
+                nextok_matcher_accept_token(j->m, j->ids[i], &err) != NEXTOK_OK)
+                j->bad++;
+        }
+    }
+    free(mask);
+    return NULL;
+}
+
+TEST(threads_share_a_compiled_grammar)
+{
+    struct nextok_vocab *v = gpt2();
+    struct nextok_grammar *g = NULL;
+    struct nextok_error err;
+    CHECK_OK(nextok_grammar_init_json(&g, NULL, &err));
+    struct nextok_compiled_grammar *cg = compile(g, v);
+    int32_t ids[64];
+    size_t n = encode(v, "[{\"k\": \"v\"}, 12, \"é\"]", ids, 64);
+    size_t words = NEXTOK_BITMASK_WORDS(50257);
+    int32_t *want = malloc(n * words * sizeof *want);
+    struct nextok_matcher *m0 = NULL;
+    CHECK_OK(nextok_matcher_init(&m0, cg, &err));
+    for (size_t i = 0; i < n; i++) {
+        CHECK_OK(nextok_matcher_fill_bitmask(m0, want + i * words, words, NULL, &err));
+        CHECK_OK(nextok_matcher_accept_token(m0, ids[i], &err));
+    }
+    nextok_matcher_reset(m0);
+    /* two fresh matchers and two clones of one (sharing its cache) */
+    struct job jobs[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (struct job){NULL, ids, n, words, want, 0};
+        if (t < 2)
+            CHECK_OK(nextok_matcher_init(&jobs[t].m, cg, &err));
+        else
+            CHECK_OK(nextok_matcher_clone(&jobs[t].m, m0, &err));
+        pthread_create(&th[t], NULL, run_job, &jobs[t]);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_EQ_INT(jobs[t].bad, 0);
+        nextok_matcher_free(jobs[t].m);
+    }
+    nextok_matcher_free(m0);
+    free(want);
+    nextok_compiled_grammar_free(cg);
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+}
+
+int main(int argc, char **argv)
+{
+    harness_init(argc, argv);
+    RUN(masks_match_reference);
+    RUN(rollback_and_clone);
+    RUN(failed_calls_change_nothing);
+    RUN(token_references);
+    RUN(dead_ends_are_never_allowed);
+    RUN(limits);
+    RUN(every_allocation_failing);
+    RUN(threads_share_a_compiled_grammar);
+    return harness_done();
+}
