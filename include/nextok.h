@@ -522,6 +522,38 @@ NEXTOK_API nextok_status nextok_sampler_init_token_bitmask(struct nextok_sampler
 NEXTOK_API nextok_status nextok_sampler_set_token_bitmask(struct nextok_sampler *s,
         const int32_t *words, size_t n_words);
 
+/* A mask source: a grammar engine feeding a token-bitmask stage. When a
+ * step has no mask set, the stage asks fill for it (into its own buffer of
+ * NEXTOK_BITMASK_WORDS(n_vocab) words); every accepted token is passed to
+ * accept, reset to reset, and a clone of the stage clones the source. The
+ * stage owns user from a successful set on: free is called when the stage
+ * is freed or given another source. nextok_sampler_init_grammar makes one
+ * over nextok's matcher; other engines plug in the same way. */
+struct nextok_mask_source {
+    void *user;
+    nextok_status (*fill)(void *user, int32_t *words, size_t n_words, struct nextok_error *err);
+    nextok_status (*accept)(void *user, int32_t token, struct nextok_error *err);
+    void (*reset)(void *user);                                                  /* may be NULL */
+    nextok_status (*clone)(void *user, void **out, struct nextok_error *err); /* NULL: no clone */
+    void (*free)(void *user);                                                   /* may be NULL */
+    /* llama.cpp's shortcut: nextok_chain_sample first samples without the
+     * mask and asks allows only about the chosen token; the full mask is
+     * made only when it is refused, and the step then redrawn (with fresh
+     * randomness). Exact for greedy and for temperature + categorical
+     * draws; with truncation filters (top-k, top-p, min-p, ...) the result
+     * is llama.cpp's, not the masked-then-filtered distribution. Needs
+     * allows. */
+    bool check_first;
+    nextok_status (*allows)(void *user, int32_t token, bool *allowed, struct nextok_error *err);
+};
+/* Give a token-bitmask stage a source (NULL: take it away, freeing it).
+ * NEXTOK_ERR_INVALID_ARG for another sampler or a source without fill or
+ * accept; on failure the source is not taken. */
+NEXTOK_API nextok_status nextok_sampler_set_mask_source(struct nextok_sampler *s,
+        const struct nextok_mask_source *src);
+/* The stage's source, or NULL. */
+NEXTOK_API const struct nextok_mask_source *nextok_sampler_mask_source(const struct nextok_sampler *s);
+
 #ifdef NEXTOK_EXPERIMENTAL
 /* Mirostat's current mu (for inspection/tests); NaN for other samplers. */
 NEXTOK_API float nextok_sampler_mirostat_mu(const struct nextok_sampler *s);
@@ -613,6 +645,10 @@ NEXTOK_API nextok_status nextok_chain_set_token_bitmask(struct nextok_chain *c,
 /* True if the last sample/probs call on c ran the fused path (for tests and
  * benchmarks). */
 NEXTOK_API bool nextok_chain_last_fused(const struct nextok_chain *c);
+/* The same on the chain's token-bitmask stage (NEXTOK_ERR_STATE if none). */
+NEXTOK_API nextok_status nextok_chain_set_mask_source(struct nextok_chain *c,
+        const struct nextok_mask_source *src);
+NEXTOK_API const struct nextok_mask_source *nextok_chain_mask_source(const struct nextok_chain *c);
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -1225,6 +1261,21 @@ NEXTOK_API nextok_status nextok_matcher_forced_bytes(struct nextok_matcher *m, c
         size_t cap, size_t *len, struct nextok_error *err);
 /* Accept calls made since init or reset (what rollback can undo). */
 NEXTOK_API size_t nextok_matcher_n_steps(const struct nextok_matcher *m);
+/* Accepting, and nothing but the end can follow: the grammar is complete. */
+NEXTOK_API bool nextok_matcher_is_complete(struct nextok_matcher *m);
+
+/* The grammar as a chain stage: a token-bitmask stage fed by a new matcher
+ * over cg (put it with the processors, before filters and selectors, as
+ * nextok_chain_add order has it). n_vocab: the logits row length, at least
+ * the vocabulary's (ids past it are never allowed). cg must outlive it. */
+NEXTOK_API nextok_status nextok_sampler_init_grammar(struct nextok_sampler **out,
+        const struct nextok_compiled_grammar *cg, int32_t n_vocab, struct nextok_error *err);
+/* A mask source over m (the stage that takes it owns m). */
+NEXTOK_API void nextok_matcher_mask_source(struct nextok_matcher *m, struct nextok_mask_source *out);
+/* The matcher behind a source made by the two above, else NULL: how to
+ * reach a chain's matcher (nextok_chain_mask_source) for forced bytes,
+ * rollback or is_accepting. */
+NEXTOK_API struct nextok_matcher *nextok_mask_source_matcher(const struct nextok_mask_source *src);
 
 /* --- decoding ids to text ----------------------------------------------------
  *
@@ -1374,9 +1425,10 @@ enum nextok_finish {
     NEXTOK_FINISH_STOP_STRING   = 4, /* a stop string matched the text             */
     NEXTOK_FINISH_STOP_REGEX    = 5, /* the stop regex matched the text            */
     NEXTOK_FINISH_LENGTH        = 6, /* max_tokens reached                         */
+    NEXTOK_FINISH_GRAMMAR       = 7, /* the session's grammar is complete          */
 };
 /* "none", "eos", "stop_token", "stop_sequence", "stop_string", "stop_regex",
- * "length". Never NULL. */
+ * "length", "grammar". Never NULL. */
 NEXTOK_API const char *nextok_finish_name(enum nextok_finish f);
 
 /* Total bytes of all stop strings together, at most. */
@@ -1519,6 +1571,13 @@ struct nextok_session_params {
     bool   logprobs;             /* fill logprob and rank of the sampled token     */
     size_t top_logprobs;         /* alternatives per step, with their token bytes   */
     enum nextok_logprobs_source logprobs_source;
+    /* NULL: none. Otherwise the chain gets a token-bitmask stage fed by a
+     * matcher over it (nextok_sampler_init_grammar), and generation ends
+     * with NEXTOK_FINISH_GRAMMAR at the token after which the grammar is
+     * complete (accepting, nothing else can follow; an end-of-generation
+     * token still ends it as NEXTOK_FINISH_EOS). Borrowed: must outlive the
+     * session and its clones. */
+    const struct nextok_compiled_grammar *grammar;
     /* Everything the session makes: its chain and samplers (this one, not
      * sampling->allocator), detokenizer, stop matcher and buffers (copied;
      * NULL: the C library's). The stop and decode params' allocators are

@@ -27,8 +27,8 @@ MODULES = {
     "src/sample": ["src/sample/fused", "src/sample/arch", "src/common"],
     "src/vocab": ["src/common"],
     "src/text": ["src/vocab", "src/common"],
-    "src/grammar": ["src/vocab", "src/common"],
-    "src/session": ["src/sample", "src/text", "src/vocab", "src/common"],
+    "src/grammar": ["src/sample", "src/vocab", "src/common"],
+    "src/session": ["src/sample", "src/grammar", "src/text", "src/vocab", "src/common"],
 }
 PUBLIC_ONLY = ["tools/nextok", "examples"]  # may use only public API symbols
 

@@ -12,13 +12,6 @@
 
 #define TERMINATED (-3) /* history entry: an end-of-generation token was accepted */
 
-struct nextok_matcher {
-    const struct nextok_compiled_grammar *cg;
-    struct nextok__pcache *pc;
-    int32_t *hist; /* hist[0]: the start state; one entry per accept call */
-    size_t n_hist, cap_hist;
-};
-
 static nextok_status cache_error(struct nextok__pcache *pc, struct nextok_error *err)
 {
     nextok_status rc = pc->failed ? pc->failed : NEXTOK_ERR_INTERNAL;
@@ -487,4 +480,21 @@ nextok_status nextok_matcher_forced_bytes(struct nextok_matcher *m, char *out, s
     pthread_mutex_unlock(&pc->lock);
     if (rc == NEXTOK_OK) *len = n;
     return rc;
+}
+
+bool nextok_matcher_is_complete(struct nextok_matcher *m)
+{
+    if (!m) return false;
+    int32_t s = current(m);
+    if (s == TERMINATED) return true;
+    struct nextok__pcache *pc = m->pc;
+    pthread_mutex_lock(&pc->lock);
+    bool done = pc->st[s].accept && !pc->st[s].has_tokref;
+    for (unsigned b = 0; b < 256 && done; b++) {
+        int32_t t = nextok__pcache_next(pc, s, b);
+        if (t == NEXTOK__ST_UNKNOWN) pc->failed = NEXTOK_OK; /* unknown: say "not complete" */
+        done = t == NEXTOK__ST_DEAD;
+    }
+    pthread_mutex_unlock(&pc->lock);
+    return done;
 }

@@ -180,6 +180,14 @@ bool nextok__pcache_exit(struct nextok__pcache *pc, uint32_t from, uint32_t to, 
 /* A zeroed block counted against max_cache_bytes (NULL: pc->failed set). */
 void *nextok__pcache_alloc(struct nextok__pcache *pc, size_t size);
 
+/* matcher.c: one generation's path, as the state after each accept call. */
+struct nextok_matcher {
+    const struct nextok_compiled_grammar *cg;
+    struct nextok__pcache *pc;
+    int32_t *hist; /* hist[0]: the start state; one entry per accept call */
+    size_t n_hist, cap_hist;
+};
+
 /* compiled.c */
 bool nextok__cset_has(const struct nextok_compiled_grammar *cg, uint32_t k, uint32_t cp);
 bool nextok__cset_any(const struct nextok_compiled_grammar *cg, uint32_t k, uint32_t lo,

@@ -176,6 +176,9 @@ size_t nextok__ngram_touched(const struct nextok_sampler *s, int32_t *ids, size_
 const int32_t *nextok__allowed_ids(const struct nextok_sampler *s, size_t *n);
 /* A token bitmask's words for this step (NULL: none set). */
 const uint32_t *nextok__bitmask_words(const struct nextok_sampler *s);
+bool nextok__bitmask_check_first(const struct nextok_sampler *s);
+void nextok__bitmask_unmasked(struct nextok_sampler *s, bool on);
+nextok_status nextok__bitmask_allows(struct nextok_sampler *s, int32_t token, bool *allowed);
 
 /* Entropy (nats) of softmax(cur) in double; optionally the max logit and
  * Z = sum exp(l - max). Defined in typical.c. */

@@ -255,6 +255,31 @@ void nextok_chain_set_observer(struct nextok_chain *c, nextok_stage_fn fn, void 
 
 bool nextok_chain_last_fused(const struct nextok_chain *c) { return c && c->last_fused; }
 
+/* The chain's token-bitmask stage, or NULL. */
+static struct nextok_sampler *mask_stage(const struct nextok_chain *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (nextok__sampler_kind(c->samplers[i]) == NEXTOK__K_TOKEN_BITMASK) return c->samplers[i];
+    return NULL;
+}
+
+nextok_status nextok_chain_set_mask_source(struct nextok_chain *c, const struct nextok_mask_source *src)
+{
+    if (!c) return NEXTOK_ERR_INVALID_ARG;
+    struct nextok_sampler *s = mask_stage(c);
+    if (!s)
+        return nextok__chain_fail(c, NEXTOK_ERR_STATE,
+                                  "set_mask_source: the chain has no token-bitmask stage");
+    nextok_status rc = nextok_sampler_set_mask_source(s, src);
+    if (rc != NEXTOK_OK) return nextok__chain_fail(c, rc, "%s", nextok_sampler_errmsg(s));
+    return NEXTOK_OK;
+}
+
+const struct nextok_mask_source *nextok_chain_mask_source(const struct nextok_chain *c)
+{
+    return c ? nextok_sampler_mask_source(mask_stage(c)) : NULL;
+}
+
 nextok_status nextok_chain_set_token_bitmask(struct nextok_chain *c, const int32_t *words, size_t n_words)
 {
     if (!c) return NEXTOK_ERR_INVALID_ARG;
@@ -359,10 +384,11 @@ static nextok_status chain_run_row(struct nextok_chain *c, const void *logits, e
     return NEXTOK_OK;
 }
 
-nextok_status nextok_chain_sample(struct nextok_chain *c, const void *logits,
-                                  enum nextok_dtype dtype, int32_t *token)
+static struct nextok_sampler *mask_stage(const struct nextok_chain *c);
+
+static nextok_status sample_row(struct nextok_chain *c, const void *logits, enum nextok_dtype dtype,
+                                int32_t *token)
 {
-    if (!c || !token) return NEXTOK_ERR_INVALID_ARG;
     NEXTOK_FORWARD(chain_run_row(c, logits, dtype));
     if (c->last.selected < 0 || (size_t)c->last.selected >= c->last.size) {
         c->last_valid = false;
@@ -371,6 +397,36 @@ nextok_status nextok_chain_sample(struct nextok_chain *c, const void *logits,
     }
     *token = c->last.data[c->last.selected].id;
     return NEXTOK_OK;
+}
+
+/* A mask source's check_first: sample unmasked; keep the token when the
+ * source allows it, else redraw with the mask and fresh randomness (the
+ * step counter with its top bit flipped: another, independent stream). */
+static nextok_status sample_check_first(struct nextok_chain *c, struct nextok_sampler *ms,
+                                        const void *logits, enum nextok_dtype dtype,
+                                        int32_t *token)
+{
+    nextok__bitmask_unmasked(ms, true);
+    nextok_status rc = sample_row(c, logits, dtype, token);
+    nextok__bitmask_unmasked(ms, false);
+    bool ok = false;
+    if (rc == NEXTOK_OK && (rc = nextok__bitmask_allows(ms, *token, &ok)) != NEXTOK_OK)
+        return nextok__chain_fail(c, rc, "%s", nextok_sampler_errmsg(ms));
+    if (rc != NEXTOK_OK || ok) return rc;
+    const uint64_t step = c->step;
+    c->step = step ^ (1ull << 63);
+    rc = sample_row(c, logits, dtype, token);
+    c->step = step;
+    return rc;
+}
+
+nextok_status nextok_chain_sample(struct nextok_chain *c, const void *logits,
+                                  enum nextok_dtype dtype, int32_t *token)
+{
+    if (!c || !token) return NEXTOK_ERR_INVALID_ARG;
+    struct nextok_sampler *ms = mask_stage(c);
+    if (ms && nextok__bitmask_check_first(ms)) return sample_check_first(c, ms, logits, dtype, token);
+    return sample_row(c, logits, dtype, token);
 }
 
 /* p on the final candidates: the selector's if it set them, else softmax. */

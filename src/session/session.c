@@ -32,6 +32,7 @@ struct nextok_session {
     struct nextok_top_logprob *top;/* top_n, with token bytes                 */
 
     bool   started;                /* a step was made since init/reset        */
+    bool   grammar_done;           /* ended because the grammar was complete  */
     char   errmsg[NEXTOK_ERRMSG_MAX];
 };
 
@@ -109,9 +110,23 @@ static nextok_status build_chain(struct nextok_session *s, const struct nextok_s
     smp.eog_ids = ids;
     smp.n_eog = n_gated;
     smp.allocator = &a; /* the session's, not the sampling params' */
+    smp.token_bitmask |= p->grammar != NULL;
     nextok_status rc = nextok_chain_init_sampling(&s->chain, &smp, err);
     nextok__free(&s->mem, ids);
-    return rc;
+    if (rc != NEXTOK_OK || !p->grammar) return rc;
+    NEXTOK_RETURN_IF(nextok_compiled_grammar_n_vocab(p->grammar) > smp.n_vocab, err,
+                     NEXTOK_ERR_VOCAB_SIZE, "grammar: its vocabulary has %d tokens, n_vocab is %d",
+                     nextok_compiled_grammar_n_vocab(p->grammar), smp.n_vocab);
+    struct nextok_matcher *m = NULL;
+    NEXTOK_FORWARD(nextok_matcher_init(&m, p->grammar, err));
+    struct nextok_mask_source src;
+    nextok_matcher_mask_source(m, &src);
+    rc = nextok_chain_set_mask_source(s->chain, &src);
+    if (rc != NEXTOK_OK) {
+        nextok_matcher_free(m);
+        return nextok__err(err, rc, "grammar: %s", nextok_chain_errmsg(s->chain));
+    }
+    return NEXTOK_OK;
 }
 
 static nextok_status alloc_buffers(struct nextok_session *s)
@@ -231,6 +246,7 @@ void nextok_session_reset(struct nextok_session *s)
     nextok_detok_reset(s->detok);
     nextok_stop_reset(s->stop);
     s->started = false;
+    s->grammar_done = false;
     s->errmsg[0] = '\0';
 }
 
@@ -297,7 +313,8 @@ static nextok_status step_check(struct nextok_session *s)
 {
     if (s->stop->st.ended)
         return fail(s, NEXTOK_ERR_STATE, "generation has ended (finish: %s); reset to start again",
-                    nextok_finish_name(nextok_stop_finish(s->stop, NULL)));
+                    nextok_finish_name(s->grammar_done ? NEXTOK_FINISH_GRAMMAR
+                                                       : nextok_stop_finish(s->stop, NULL)));
     return NEXTOK_OK;
 }
 
@@ -339,6 +356,18 @@ static nextok_status advance(struct nextok_session *s, int32_t token, bool last,
     return NEXTOK_OK;
 }
 
+/* Whether the grammar (if the chain has one) is complete once token is
+ * accepted: tried on the matcher and rolled back (the chain accepts it for
+ * real in advance()). */
+static bool grammar_complete_after(struct nextok_session *s, int32_t token)
+{
+    struct nextok_matcher *m = nextok_mask_source_matcher(nextok_chain_mask_source(s->chain));
+    if (!m || nextok_matcher_accept_token(m, token, NULL) != NEXTOK_OK) return false;
+    bool done = nextok_matcher_is_complete(m);
+    (void)nextok_matcher_rollback(m, 1, NULL);
+    return done;
+}
+
 nextok_status nextok_session_step(struct nextok_session *s, const void *logits,
                                   enum nextok_dtype dtype, struct nextok_step_result *res)
 {
@@ -351,8 +380,11 @@ nextok_status nextok_session_step(struct nextok_session *s, const void *logits,
     if (rc != NEXTOK_OK) return fail(s, rc, "sampling: %s", nextok_chain_errmsg(s->chain));
     result_init(&r, token);
     NEXTOK_FORWARD(fill_logprobs(s, logits, dtype, token, &r));
-    bool last = nextok__stop_token_finish(s->stop, token) != NEXTOK_FINISH_NONE;
-    NEXTOK_FORWARD(advance(s, token, last, NEXTOK_STOP_CONTINUE, &r));
+    bool done = grammar_complete_after(s, token);
+    bool last = done || nextok__stop_token_finish(s->stop, token) != NEXTOK_FINISH_NONE;
+    NEXTOK_FORWARD(advance(s, token, last, done ? NEXTOK_STOP_END : NEXTOK_STOP_CONTINUE, &r));
+    if (done && r.finish == NEXTOK_FINISH_NONE) r.finish = NEXTOK_FINISH_GRAMMAR;
+    s->grammar_done = r.finish == NEXTOK_FINISH_GRAMMAR;
     s->started = true;
     *res = r;
     return NEXTOK_OK;

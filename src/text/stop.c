@@ -22,6 +22,7 @@ const char *nextok_finish_name(enum nextok_finish f)
     case NEXTOK_FINISH_STOP_STRING:   return "stop_string";
     case NEXTOK_FINISH_STOP_REGEX:    return "stop_regex";
     case NEXTOK_FINISH_LENGTH:        return "length";
+    case NEXTOK_FINISH_GRAMMAR:       return "grammar";
     }
     return "unknown";
 }
