@@ -246,12 +246,30 @@ static const char *const vocab_files[] = {
 static const char multibyte_gbnf[] =
     "root ::= \" \"? [α-ω]+ \" é \" [😀-🙏]* (\"ü\" | [^\\x00-\\x7F€])? \"!\"\n";
 
+/* Counted repetition: a string of 3 to 200 characters (deep inside it the
+ * matcher shares masks between states, tested here against the reference
+ * all the way), an exact count and bounded whitespace. The optional space
+ * first is SentencePiece's dummy prefix. */
+static const char bounded_gbnf[] =
+    "root ::= \" \"? \"{\\\"s\\\": \\\"\" c{3,200} \"\\\", \\\"h\\\": \\\"\" [0-9a-f]{8} "
+    "\"\\\", \\\"w\\\": [\" ws \"1\" ws \"]}\"\n"
+    "c ::= [^\"\\\\\\x00-\\x1F] | \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4})\n"
+    "ws ::= [ ]{0,30}\n";
+static const char bounded_text[] =
+    "{\"s\": \"The quick brown fox, said Zoë, \\\"jumps\\\" over the lazy dog\\n and then "
+    "walks 23 km back home before tea; it is a long way (ﬁne) but worth it, every single "
+    "time\", \"h\": \"deadbeef\", \"w\": [ 1  ]}";
+
 TEST(masks_match_reference)
 {
     rng_state = 42;
     struct nextok_grammar *json = NULL, *arith = gbnf_file("arithmetic.gbnf");
     struct nextok_grammar *list = gbnf_file("list.gbnf"), *jp = gbnf_file("japanese.gbnf");
-    struct nextok_grammar *mb = gbnf(multibyte_gbnf, NULL);
+    struct nextok_grammar *mb = gbnf(multibyte_gbnf, NULL), *bd = gbnf(bounded_gbnf, NULL);
+    bool ok = false;
+    struct nextok_error e2;
+    CHECK_OK(nextok_grammar_accepts(bd, bounded_text, strlen(bounded_text), &ok, &e2));
+    CHECK_MSG(ok, "the bounded grammar's text is no sentence of it");
     struct nextok_error err;
     CHECK_OK(nextok_grammar_init_json(&json, NULL, &err));
     const char *sample =
@@ -277,8 +295,13 @@ TEST(masks_match_reference)
         snprintf(what, sizeof what, "multibyte: %s", strrchr(vocab_files[i], '/') + 1);
         walk_check(mb, v, what, ids, n, must, (int)n + 1, 150);
         drop_tables();
+        n = encode(v, bounded_text, ids, 256);
+        snprintf(what, sizeof what, "counted: %s", strrchr(vocab_files[i], '/') + 1);
+        walk_check(bd, v, what, ids, n, must, (int)n + 1, 60);
+        drop_tables();
         nextok_vocab_free(v);
     }
+    nextok_grammar_free(bd);
     nextok_grammar_free(json);
     nextok_grammar_free(arith);
     nextok_grammar_free(list);

@@ -249,7 +249,8 @@ static nextok_status copy_grammar(struct nextok_compiled_grammar *cg,
     cg->n_rules = g->n_rules;
     cg->root = g->root;
     cg->el = nextok__memdup(&cg->mem, g->el, g->n_el * sizeof *g->el);
-    return cg->el ? NEXTOK_OK : NEXTOK_ERR_NOMEM;
+    cg->rule_start = nextok__memdup(&cg->mem, g->rule_start, g->n_rules * sizeof *g->rule_start);
+    return cg->el && cg->rule_start ? NEXTOK_OK : NEXTOK_ERR_NOMEM;
 }
 
 nextok_status nextok_compiled_grammar_init(struct nextok_compiled_grammar **out,
@@ -282,6 +283,8 @@ nextok_status nextok_compiled_grammar_init(struct nextok_compiled_grammar **out,
         return nextok__err(err, rc, "compiled grammar: out of memory");
     }
     rc = live_alternatives(cg, g, err);
+    if (rc == NEXTOK_OK && nextok__find_chains(cg) != NEXTOK_OK)
+        rc = nextok__err(err, NEXTOK_ERR_NOMEM, "compiled grammar: out of memory");
     if (rc != NEXTOK_OK) {
         nextok_compiled_grammar_free(cg);
         return rc;
@@ -294,8 +297,9 @@ void nextok_compiled_grammar_free(struct nextok_compiled_grammar *cg)
 {
     if (!cg) return;
     const struct nextok__mem mem = cg->mem;
-    void *blocks[] = {cg->el,      cg->alt,  cg->rule_alt, cg->el_cset,
-                      cg->el_next, cg->cset, cg->ranges};
+    void *blocks[] = {cg->el,         cg->alt,       cg->rule_alt,    cg->el_cset,  cg->el_next,
+                      cg->cset,       cg->ranges,    cg->rule_start,  cg->el_rule,  cg->rule_rank,
+                      cg->rule_chain, cg->rule_body, cg->chain_rules, cg->rule_nopt};
     for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++) nextok__free(&mem, blocks[i]);
     nextok__free(&mem, cg);
 }

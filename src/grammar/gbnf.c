@@ -9,7 +9,9 @@
  *
  * Groups become generated rules and repetitions are rewritten into them the
  * way llama.cpp does (S{m,n} -> S repeated m times, then optional rules), so
- * each rule has llama.cpp's language. Errors say where: "line 3, column 14:
+ * each rule has llama.cpp's language; one difference in form: with a bound
+ * and a minimum, the m required copies are rules too (r ::= S next), so the
+ * matcher sees one counted repetition. Errors say where: "line 3, column 14:
  * expecting ::=".
  */
 #include "grammar_internal.h"
@@ -298,14 +300,19 @@ static nextok_status repeat(struct gp *g, uint32_t base, struct gvec *rule, size
         return fail_at(g, g->p,
                        "number of rules that are going to be repeated multiplied by the "
                        "new repetition exceeds sane defaults");
+    /* bounded with a minimum: the required copies become rules of the same
+     * shape as the optional ones (S next), which the matcher recognises as
+     * one counted repetition (chains.c); the language is llama.cpp's */
+    bool required_rules = !unbounded && min >= 1;
     struct gvec item = {NULL, 0, 0};
     nextok_status rc = append(g, &item, rule->el + last, rule->n - last);
     g->n_el -= item.n; /* a copy, counted when used */
-    if (rc == NEXTOK_OK && min == 0) {
+    if (rc == NEXTOK_OK && (min == 0 || required_rules)) {
         g->n_el -= rule->n - last;
         rule->n = last;
     }
-    for (uint64_t i = 1; rc == NEXTOK_OK && i < min; i++) rc = append(g, rule, item.el, item.n);
+    for (uint64_t i = 1; rc == NEXTOK_OK && !required_rules && i < min; i++)
+        rc = append(g, rule, item.el, item.n);
     uint64_t n_opt = unbounded ? 1 : max - min;
     uint32_t prev = 0;
     for (uint64_t i = 0; rc == NEXTOK_OK && i < n_opt; i++) {
@@ -321,7 +328,19 @@ static nextok_status repeat(struct gp *g, uint32_t base, struct gvec *rule, size
         nextok__free(g->mem, r.el);
         prev = id;
     }
-    if (rc == NEXTOK_OK && n_opt > 0) rc = push(g, rule, NEXTOK__G_RULE_REF, prev);
+    for (uint64_t i = 0; rc == NEXTOK_OK && required_rules && i < min; i++) {
+        struct gvec r = {NULL, 0, 0};
+        uint32_t id = 0;
+        rc = generated(g, base, &id);
+        if (rc == NEXTOK_OK) rc = append(g, &r, item.el, item.n);
+        if (rc == NEXTOK_OK && (i > 0 || n_opt > 0)) rc = push(g, &r, NEXTOK__G_RULE_REF, prev);
+        if (rc == NEXTOK_OK) rc = push(g, &r, NEXTOK__G_END, 0);
+        if (rc == NEXTOK_OK) rc = define(g, id, &r);
+        nextok__free(g->mem, r.el);
+        prev = id;
+    }
+    if (rc == NEXTOK_OK && (n_opt > 0 || required_rules))
+        rc = push(g, rule, NEXTOK__G_RULE_REF, prev);
     nextok__free(g->mem, item.el);
     *n_prev *= total;
     return rc;

@@ -8,6 +8,8 @@
  */
 #include "matcher_internal.h"
 
+#include "../common/utf8.h"
+
 #include <stdio.h>
 
 #define TERMINATED (-3) /* history entry: an end-of-generation token was accepted */
@@ -92,6 +94,76 @@ static bool high_uniform(struct nextok__pcache *pc, int32_t s)
     return true;
 }
 
+/* A looping state: the bytes that lead back to it (or, inside counted
+ * repetition, to it one repetition further: `counted`), and the states
+ * after j repetitions, made as needed in pc->walk[0, n_shift). */
+struct loop {
+    int32_t s;
+    const bool *loops;
+    bool high, counted;
+    uint32_t n_shift;
+    unsigned rep; /* counted: a byte one repetition on */
+};
+
+/* Inside counted repetition: the state one repetition further, which most
+ * printable bytes lead to (at the last required repetition that is the
+ * first optional one, which may also end there); *rep one such byte.
+ * DEAD when no state has a majority. */
+static int32_t one_further(struct nextok__pcache *pc, int32_t s, unsigned *rep)
+{
+    int32_t best = NEXTOK__ST_DEAD;
+    unsigned n_best = 0;
+    for (unsigned b = 0x20; b < 0x7F; b++)
+        if (nextok__pcache_next(pc, s, b) == NEXTOK__ST_UNKNOWN) return NEXTOK__ST_UNKNOWN;
+    const int32_t *tr = pc->st[s].trans;
+    for (unsigned b = 0x20; b < 0x7F; b++) {
+        if (tr[b] < 0 || tr[b] == s || tr[b] == best) continue;
+        unsigned n = 0;
+        for (unsigned c = b; c < 0x7F; c++) n += tr[c] == tr[b];
+        if (n > n_best) best = tr[b], n_best = n, *rep = b;
+    }
+    return n_best >= 32 ? best : NEXTOK__ST_DEAD;
+}
+
+/* The state after j repetitions from lp->s (DEAD past the last one). */
+static int32_t shifted_by(struct nextok__pcache *pc, struct loop *lp, uint32_t j)
+{
+    if (!lp->counted) return lp->s;
+    while (lp->n_shift <= j) { /* every looping byte leads one repetition on: rep does */
+        int32_t prev = pc->walk[lp->n_shift - 1];
+        int32_t t = prev >= 0 ? nextok__pcache_next(pc, prev, lp->rep) : NEXTOK__ST_DEAD;
+        if (t == NEXTOK__ST_UNKNOWN) return t;
+        pc->walk[lp->n_shift++] = t;
+    }
+    return pc->walk[j];
+}
+
+/* Walk one token from a looping state: its leading looping characters are
+ * skipped (j of them lead to the state j repetitions on), the rest walked
+ * byte by byte, noting where it leaves the frame. */
+static int32_t walk_candidate(struct nextok__pcache *pc, struct loop *lp, int32_t id)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    const unsigned char *p = (const unsigned char *)tt->tok_bytes + tt->tok_off[id];
+    uint32_t n = tt->tok_off[id + 1] - tt->tok_off[id], i = 0, j = 0;
+    while (i < n) {
+        uint32_t cp, len = 1;
+        if (p[i] < 0x80 ? !lp->loops[p[i]]
+                        : !lp->high || !(len = (uint32_t)nextok__utf8_decode(p + i, n - i, &cp)))
+            break;
+        i += len, j++;
+    }
+    int32_t t = shifted_by(pc, lp, j);
+    if (t == NEXTOK__ST_DEAD) t = lp->s, i = 0; /* past the repetitions: walk it all */
+    for (; i < n && t >= 0; i++) {
+        t = nextok__pcache_next(pc, t, p[i]);
+        if (t >= 0 && i + 1 < n && pc->st[t].has_exit &&
+            !nextok__pcache_exit(pc, tt->tok_pos[id], tt->tok_pos[id] + 1, i + 1))
+            return NEXTOK__ST_UNKNOWN;
+    }
+    return t;
+}
+
 /* The loop path, for a state most bytes lead back to (the inside of a
  * string): every text token made only of such bytes is allowed at once
  * (bitmask algebra over the token table's per-byte sets); only the tokens
@@ -103,10 +175,16 @@ static int loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     bool loops[128];
     int n_loop = 0;
     if (pc->st[s].pneed) return 0;
+    /* inside counted repetition a looping byte leads to s one repetition
+     * further: fine for tokens shorter than the repetitions left */
+    uint32_t rank = nextok__pcache_rank(pc, s);
+    unsigned rep = 0;
+    int32_t shifted = rank ? one_further(pc, s, &rep) : NEXTOK__ST_DEAD;
+    if (shifted == NEXTOK__ST_UNKNOWN) return -1;
     for (unsigned b = 0; b < 128; b++) {
         int32_t t = nextok__pcache_next(pc, s, b);
         if (t == NEXTOK__ST_UNKNOWN) return -1;
-        n_loop += loops[b] = t == s;
+        n_loop += loops[b] = t == s || (t == shifted && t >= 0);
     }
     if (n_loop < 64) return 0;
     bool high = false; /* U+0100 (C4 80) back to s stands for every non-ASCII character */
@@ -114,7 +192,7 @@ static int loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
         int32_t t = nextok__pcache_next(pc, s, 0xC4);
         if (t >= 0) t = nextok__pcache_next(pc, t, 0x80);
         if (t == NEXTOK__ST_UNKNOWN) return -1;
-        high = t == s;
+        high = t == s || (t == shifted && t >= 0);
     }
     size_t nw = tt->n_words;
     memcpy(w, high ? tt->bad_utf8 : tt->has_high, nw * sizeof *w); /* w: the tokens to walk */
@@ -123,26 +201,25 @@ static int loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
         const uint32_t *m = tt->has_byte + b * nw;
         for (size_t k = 0; k < nw; k++) w[k] |= m[k];
     }
+    for (uint32_t i = 0; shifted >= 0 && i < tt->n_text && tt->cp_len[tt->by_cp[i]] >= rank; i++)
+        set_bit(w, tt->by_cp[i]); /* as long as the repetitions left: walked */
+    struct loop lp = {s, loops, high, shifted >= 0, 1, rep};
+    pc->walk[0] = s;
     for (size_t k = 0; k < nw; k++) {
         uint32_t walk = w[k];
         w[k] = tt->text[k] & ~walk;
         for (; walk; walk &= walk - 1) {
             int32_t id = (int32_t)(k * 32 + (unsigned)__builtin_ctz(walk));
-            const unsigned char *p = (const unsigned char *)tt->tok_bytes + tt->tok_off[id];
-            uint32_t n = tt->tok_off[id + 1] - tt->tok_off[id];
-            int32_t t = s;
-            for (uint32_t i = 0; i < n && t >= 0; i++) {
-                t = nextok__pcache_next(pc, t, p[i]);
-                if (t >= 0 && i + 1 < n && pc->st[t].has_exit &&
-                    !nextok__pcache_exit(pc, tt->tok_pos[id], tt->tok_pos[id] + 1, i + 1))
-                    return -1;
-            }
+            int32_t t = walk_candidate(pc, &lp, id);
             if (t == NEXTOK__ST_UNKNOWN) return -1;
             if (t >= 0) w[k] |= 1u << (id & 31);
         }
     }
     return 1;
 }
+
+static bool compute_mask(struct nextok__pcache *pc, int32_t s);
+static bool finish_mask(struct nextok__pcache *pc, int32_t s, uint32_t *w, bool extras);
 
 /* The text tokens s allows, walked from s itself: w gets them, pc->ex the
  * exits met on the way (for a relative state). */
@@ -198,9 +275,52 @@ static bool framed_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     return true;
 }
 
+/* The length level for a state with `rank` repetitions left: the longest
+ * level T with T < rank (index into tt->level), or -1. */
+static int level_for(const struct nextok_token_table *tt, uint32_t rank)
+{
+    int k = -1;
+    for (uint32_t i = 0; i < tt->n_levels; i++)
+        if (tt->level[i] < rank) k = (int)i;
+    return k;
+}
+
+/* Deep inside counted repetition: s and c (s with its ranks capped at
+ * level + 1) agree on every token of at most `level` bytes (each
+ * repetition takes at least one byte); c's mask gives those, the longer
+ * tokens are walked from s. */
+static bool capped_bits(struct nextok__pcache *pc, int32_t s, int32_t c, int lv, uint32_t *w)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    if (!pc->st[c].mask && !compute_mask(pc, c)) return false;
+    const uint32_t *cm = pc->st[c].mask, *sh = tt->short_mask[lv];
+    for (size_t k = 0; k < tt->n_words; k++) w[k] = cm[k] & (sh[k] | ~tt->text[k]);
+    for (uint32_t i = 0; i < tt->n_longer[lv]; i++) {
+        int32_t id = tt->longer[lv][i];
+        const unsigned char *p = (const unsigned char *)tt->tok_bytes + tt->tok_off[id];
+        int32_t t = walk_bytes(pc, s, p, tt->tok_off[id + 1] - tt->tok_off[id]);
+        if (t == NEXTOK__ST_UNKNOWN) return false;
+        if (t >= 0) set_bit(w, id);
+    }
+    return true;
+}
+
 static bool compute_mask(struct nextok__pcache *pc, int32_t s)
 {
     const struct nextok_compiled_grammar *cg = pc->cg;
+    int lv = level_for(cg->tt, nextok__pcache_rank(pc, s));
+    if (lv >= 0) {
+        int32_t c = nextok__pcache_cap(pc, s, cg->tt->level[lv] + 1);
+        if (c == NEXTOK__ST_UNKNOWN) return false;
+        if (c != s) {
+            uint32_t *w = nextok__pcache_alloc(pc, cg->n_words * sizeof *w);
+            if (!w || !capped_bits(pc, s, c, lv, w)) {
+                nextok__pcache_unalloc(pc, w, cg->n_words * sizeof *w);
+                return false;
+            }
+            return finish_mask(pc, s, w, false);
+        }
+    }
     if (!pc->st[s].frame_known) {
         int32_t rel, resume;
         if (!nextok__pcache_frame(pc, s, &rel, &resume)) return false;
@@ -213,9 +333,17 @@ static bool compute_mask(struct nextok__pcache *pc, int32_t s)
         nextok__pcache_unalloc(pc, w, cg->n_words * sizeof *w);
         return false;
     }
-    if (pc->st[s].accept)
+    return finish_mask(pc, s, w, true);
+}
+
+/* Store w as s's mask, with the end-of-generation and token-reference bits
+ * when `extras` (a capped mask has them from its canonical state). */
+static bool finish_mask(struct nextok__pcache *pc, int32_t s, uint32_t *w, bool extras)
+{
+    const struct nextok_compiled_grammar *cg = pc->cg;
+    if (extras && pc->st[s].accept)
         for (size_t k = 0; k < cg->tt->n_eog; k++) set_bit(w, cg->tt->eog[k]);
-    if (pc->st[s].has_tokref) tokref_bits(pc, s, w);
+    if (extras && pc->st[s].has_tokref) tokref_bits(pc, s, w);
     uint32_t n = 0;
     for (size_t k = 0; k < cg->n_words; k++) n += (uint32_t)__builtin_popcount(w[k]);
     pc->st[s].mask = w;

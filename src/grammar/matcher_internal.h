@@ -63,6 +63,18 @@ struct nextok_token_table {
      * text every text token. */
     uint32_t *has_byte; /* 128 masks */
     uint32_t *has_high, *bad_utf8, *text;
+    /* Tokens by length, for states inside counted repetition: cp_len[id]
+     * its code points (at most 255); level[k] a byte length, short_mask[k]
+     * the text tokens of at most that many bytes, longer[k] the others
+     * (n_longer[k] ids). The last level is the longest token. */
+    uint8_t *cp_len;
+    int32_t *by_cp; /* text ids, longest (in code points) first */
+    uint32_t n_text;
+    uint32_t n_levels;
+    uint32_t level[4];
+    uint32_t *short_mask[4];
+    int32_t *longer[4];
+    uint32_t n_longer[4];
 };
 
 struct nextok_compiled_grammar {
@@ -78,6 +90,16 @@ struct nextok_compiled_grammar {
     struct nextok__cset *cset;
     uint32_t n_cset;
     uint32_t *ranges;
+    /* counted repetition (chains.c) */
+    uint32_t *rule_start; /* rule -> its first element                          */
+    uint32_t *el_rule;    /* element -> its rule                                */
+    uint32_t *rule_rank;  /* rule -> its rank in a chain (at most that many more
+                           * repetitions), 0 outside chains                     */
+    uint32_t *rule_chain; /* rule -> its chain: chain_rules[rule_chain + k - 1]
+                           * is the chain's rule of rank k                      */
+    uint32_t *rule_body;  /* rule -> its repeated body's first element          */
+    uint32_t *rule_nopt;  /* rule -> its chain's optional ranks (1..n_opt)      */
+    uint32_t *chain_rules;
     /* the vocabulary */
     const struct nextok_token_table *tt;
     int32_t n_vocab;
@@ -112,6 +134,8 @@ struct nextok__pstate {
                           * triples (from, to, k): trie_tok[from, to) go on from
                           * byte k in the caller                                   */
     uint32_t n_exits;
+    bool rank_known;
+    uint32_t rank;  /* nextok__pcache_rank */
     int32_t *trans; /* 256 next states, NEXTOK__ST_*; NULL until needed      */
     uint32_t *mask; /* NULL until computed                                   */
     uint32_t n_allowed;
@@ -137,8 +161,10 @@ struct nextok__pcache {
     /* scratch */
     uint32_t *tops, *work;
     size_t cap_tops, cap_work;
-    int32_t *walk; /* trie walk: state per depth */
-    uint32_t *ex;  /* exits being collected (triples) */
+    int32_t *walk;   /* trie walk: state per depth */
+    uint32_t *chain; /* a stack\'s nodes while it is rebuilt */
+    size_t cap_chain;
+    uint32_t *ex; /* exits being collected (triples) */
     size_t n_ex, cap_ex;
     size_t bytes;         /* what the cache holds, against max_cache_bytes */
     nextok_status failed; /* sticky status of the last failed build step */
@@ -174,6 +200,12 @@ bool nextok__pcache_frame(struct nextok__pcache *pc, int32_t s, int32_t *rel, in
 /* Free a block from nextok__pcache_alloc (NULL: nothing). */
 void nextok__pcache_unalloc(struct nextok__pcache *pc, void *p, size_t size);
 
+/* Counted repetition (chains.c): the lowest chain rank in s's stacks (at
+ * most that many more repetitions; 0: none, or s is inside a character);
+ * s with every rank above cap lowered to cap (UNKNOWN on a cache error). */
+uint32_t nextok__pcache_rank(struct nextok__pcache *pc, int32_t s);
+int32_t nextok__pcache_cap(struct nextok__pcache *pc, int32_t s, uint32_t cap);
+
 /* Note tokens trie_tok[from, to) leaving the frame after byte k (pc->ex). */
 bool nextok__pcache_exit(struct nextok__pcache *pc, uint32_t from, uint32_t to, uint32_t k);
 
@@ -187,6 +219,11 @@ struct nextok_matcher {
     int32_t *hist; /* hist[0]: the start state; one entry per accept call */
     size_t n_hist, cap_hist;
 };
+
+/* chains.c */
+nextok_status nextok__find_chains(struct nextok_compiled_grammar *cg);
+/* Element p (in a chain rule) at the same place in the chain's rule of rank. */
+uint32_t nextok__chain_pos(const struct nextok_compiled_grammar *cg, uint32_t p, uint32_t rank);
 
 /* compiled.c */
 bool nextok__cset_has(const struct nextok_compiled_grammar *cg, uint32_t k, uint32_t cp);

@@ -170,6 +170,53 @@ static nextok_status build_masks(struct nextok_token_table *tt)
     return NEXTOK_OK;
 }
 
+static int cmp_cp_desc(const void *a, const void *b)
+{
+    const int32_t *x = a, *y = b; /* (cp_len, id) pairs */
+    if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Code point counts, the text ids longest first, and the length levels. */
+static nextok_status build_lengths(struct nextok_token_table *tt)
+{
+    const struct nextok__mem *mem = &tt->mem;
+    size_t n = 0, w = tt->n_words;
+    for (int32_t id = 0; id < tt->n_vocab; id++) n += tt->kind[id] == NEXTOK__TK_TEXT;
+    tt->cp_len = nextok__calloc(mem, (size_t)tt->n_vocab + 1, 1);
+    tt->by_cp = nextok__alloc_array(mem, n ? 2 * n : 1, sizeof *tt->by_cp);
+    if (!tt->cp_len || !tt->by_cp) return NEXTOK_ERR_NOMEM;
+    tt->n_text = (uint32_t)n;
+    n = 0;
+    for (int32_t id = 0; id < tt->n_vocab; id++) {
+        if (tt->kind[id] != NEXTOK__TK_TEXT) continue;
+        uint32_t cps = 0;
+        for (uint32_t i = tt->tok_off[id]; i < tt->tok_off[id + 1]; i++)
+            cps += ((unsigned char)tt->tok_bytes[i] & 0xC0) != 0x80;
+        tt->cp_len[id] = (uint8_t)(cps > 255 ? 255 : cps);
+        tt->by_cp[2 * n] = tt->cp_len[id], tt->by_cp[2 * n + 1] = id, n++;
+    }
+    nextok__sort(tt->by_cp, n, 2 * sizeof *tt->by_cp, cmp_cp_desc);
+    for (size_t i = 0; i < n; i++) tt->by_cp[i] = tt->by_cp[2 * i + 1];
+    static const uint32_t levels[] = {16, 32, 64};
+    for (size_t k = 0; k < 3; k++)
+        if (levels[k] < tt->max_depth) tt->level[tt->n_levels++] = levels[k];
+    tt->level[tt->n_levels++] = tt->max_depth;
+    for (uint32_t k = 0; k < tt->n_levels; k++) {
+        tt->short_mask[k] = nextok__calloc(mem, w ? w : 1, sizeof *tt->short_mask[k]);
+        tt->longer[k] = nextok__alloc_array(mem, n ? n : 1, sizeof *tt->longer[k]);
+        if (!tt->short_mask[k] || !tt->longer[k]) return NEXTOK_ERR_NOMEM;
+        for (int32_t id = 0; id < tt->n_vocab; id++) {
+            if (tt->kind[id] != NEXTOK__TK_TEXT) continue;
+            if (tt->tok_off[id + 1] - tt->tok_off[id] <= tt->level[k])
+                set_bit(tt->short_mask[k], id);
+            else
+                tt->longer[k][tt->n_longer[k]++] = id;
+        }
+    }
+    return NEXTOK_OK;
+}
+
 nextok_status nextok_token_table_init(struct nextok_token_table **out,
                                       const struct nextok_vocab *vocab,
                                       const struct nextok_allocator *allocator,
@@ -188,6 +235,7 @@ nextok_status nextok_token_table_init(struct nextok_token_table **out,
     nextok_status rc = copy_tokens(tt, vocab);
     if (rc == NEXTOK_OK) rc = build_trie(tt);
     if (rc == NEXTOK_OK) rc = build_masks(tt);
+    if (rc == NEXTOK_OK) rc = build_lengths(tt);
     if (rc != NEXTOK_OK) {
         nextok_token_table_free(tt);
         return nextok__err(err, rc, "token table: out of memory");
@@ -203,6 +251,12 @@ void nextok_token_table_free(struct nextok_token_table *tt)
     void *blocks[] = {tt->kind, tt->tok_off,  tt->tok_bytes, tt->eog,
                       tt->trie, tt->trie_tok, tt->tok_pos,   tt->has_byte};
     for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++) nextok__free(&mem, blocks[i]);
+    for (uint32_t k = 0; k < 4; k++) {
+        nextok__free(&mem, tt->short_mask[k]);
+        nextok__free(&mem, tt->longer[k]);
+    }
+    nextok__free(&mem, tt->cp_len);
+    nextok__free(&mem, tt->by_cp);
     nextok__free(&mem, tt);
 }
 
