@@ -41,6 +41,10 @@ enum nextok__tokkind {
     NEXTOK__TK_EOG,      /* allowed where the grammar may end   */
 };
 
+/* Length levels for counted repetition: every 16 bytes up to the longest
+ * token (at most this many). */
+#define NEXTOK__LEVELS 16
+
 /* A vocabulary prepared for masks (token_table.c): built once, shared by
  * every grammar compiled against it. */
 struct nextok_token_table {
@@ -63,6 +67,9 @@ struct nextok_token_table {
      * text every text token. */
     uint32_t *has_byte; /* 128 masks */
     uint32_t *has_high, *bad_utf8, *text;
+    /* first_byte[b]: the text tokens whose first byte is ASCII b; first_high:
+     * those whose first byte is not ASCII (one block with the masks above) */
+    uint32_t *first_byte, *first_high;
     /* Tokens by length, for states inside counted repetition: cp_len[id]
      * its code points (at most 255); level[k] a byte length, short_mask[k]
      * the text tokens of at most that many bytes, longer[k] the others
@@ -71,10 +78,10 @@ struct nextok_token_table {
     int32_t *by_cp; /* text ids, longest (in code points) first */
     uint32_t n_text;
     uint32_t n_levels;
-    uint32_t level[4];
-    uint32_t *short_mask[4];
-    int32_t *longer[4];
-    uint32_t n_longer[4];
+    uint32_t level[NEXTOK__LEVELS];
+    uint32_t *short_mask[NEXTOK__LEVELS];
+    int32_t *longer[NEXTOK__LEVELS];
+    uint32_t n_longer[NEXTOK__LEVELS];
 };
 
 struct nextok_compiled_grammar {
@@ -192,10 +199,11 @@ static inline int32_t nextok__pcache_next(struct nextok__pcache *pc, int32_t s, 
     return nextok__pcache_step(pc, s, b);
 }
 
-/* The frame of s: *rel (s relative to its caller) and *resume (the caller's
- * state once the frame ends), both DEAD when s has none. false on a cache
- * error. */
-bool nextok__pcache_frame(struct nextok__pcache *pc, int32_t s, int32_t *rel, int32_t *resume);
+/* The frame of s, `up` callers above the deepest one its stacks share: *rel
+ * (s relative to that caller) and *resume (the caller's state once the
+ * frame ends), both DEAD when s has none. false on a cache error. */
+bool nextok__pcache_frame(struct nextok__pcache *pc, int32_t s, uint32_t up, int32_t *rel,
+                          int32_t *resume);
 
 /* Free a block from nextok__pcache_alloc (NULL: nothing). */
 void nextok__pcache_unalloc(struct nextok__pcache *pc, void *p, size_t size);
@@ -209,6 +217,14 @@ int32_t nextok__pcache_cap(struct nextok__pcache *pc, int32_t s, uint32_t cap);
 /* Note tokens trie_tok[from, to) leaving the frame after byte k (pc->ex). */
 bool nextok__pcache_exit(struct nextok__pcache *pc, uint32_t from, uint32_t to, uint32_t k);
 
+/* pda.c, for pda_remap.c: grow an array counted against the cache's bound;
+ * the node (pos, parent) (0 on a cache error); expand (pos, parent) into
+ * pc->tops[*n...]; intern pc->tops[0, n) as a state (sorted first). */
+bool nextok__pcache_grow(struct nextok__pcache *pc, void **p, size_t *cap, size_t need, size_t sz);
+uint32_t nextok__pcache_cons(struct nextok__pcache *pc, uint32_t pos, uint32_t parent);
+bool nextok__pcache_expand(struct nextok__pcache *pc, uint32_t pos, uint32_t parent, size_t *n);
+int32_t nextok__pcache_intern_tops(struct nextok__pcache *pc, size_t n);
+
 /* A zeroed block counted against max_cache_bytes (NULL: pc->failed set). */
 void *nextok__pcache_alloc(struct nextok__pcache *pc, size_t size);
 
@@ -219,6 +235,38 @@ struct nextok_matcher {
     int32_t *hist; /* hist[0]: the start state; one entry per accept call */
     size_t n_hist, cap_hist;
 };
+
+/* masks.c: compute s's mask into pc->st[s] (false: pc->failed says why). */
+bool nextok__compute_mask(struct nextok__pcache *pc, int32_t s);
+/* loop.c: s's text tokens into w by the loop path: 1 done, 0 s is no
+ * looping state, -1 on a cache error. Exits are noted in pc->ex. */
+int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w);
+/* loop.c: whether s refuses few of a spread of common bytes (1), so that it
+ * may loop; 0 when it refuses most, -1 on a cache error. */
+int nextok__live_sample(struct nextok__pcache *pc, int32_t s);
+
+/* ---- small helpers of the mask code (masks.c, loop.c, matcher.c) ---------- */
+
+/* Bits set in x, without a libgcc call where the target lacks popcnt. */
+static inline uint32_t nextok__pop32(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    return (((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
+static inline void nextok__set_bit(uint32_t *w, int32_t id)
+{
+    w[(uint32_t)id >> 5] |= 1u << ((uint32_t)id & 31);
+}
+
+/* The state after bytes from s: DEAD when refused, UNKNOWN on a cache error. */
+static inline int32_t nextok__walk_bytes(struct nextok__pcache *pc, int32_t s,
+                                         const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n && s >= 0; i++) s = nextok__pcache_next(pc, s, b[i]);
+    return s;
+}
 
 /* chains.c */
 nextok_status nextok__find_chains(struct nextok_compiled_grammar *cg);

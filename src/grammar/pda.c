@@ -36,7 +36,7 @@ static int32_t fail(struct nextok__pcache *pc, nextok_status rc, const char *msg
 }
 
 /* Grow *p (elements of size sz) to hold at least need; counts the bytes. */
-static bool grow(struct nextok__pcache *pc, void **p, size_t *cap, size_t need, size_t sz)
+bool nextok__pcache_grow(struct nextok__pcache *pc, void **p, size_t *cap, size_t need, size_t sz)
 {
     if (need <= *cap) return true;
     size_t n = *cap ? *cap : 64;
@@ -82,7 +82,7 @@ static bool rehash_nodes(struct nextok__pcache *pc)
 }
 
 /* The node (pos, parent); 0 on failure (node 0 is never a cons). */
-static uint32_t cons(struct nextok__pcache *pc, uint32_t pos, uint32_t parent)
+uint32_t nextok__pcache_cons(struct nextok__pcache *pc, uint32_t pos, uint32_t parent)
 {
     if (2 * (size_t)(pc->n_node + 1) > pc->nhash_cap && !rehash_nodes(pc)) return 0;
     uint32_t mask = pc->nhash_cap - 1;
@@ -90,7 +90,8 @@ static uint32_t cons(struct nextok__pcache *pc, uint32_t pos, uint32_t parent)
     for (uint32_t id; (id = pc->nhash[i]) != 0; i = (i + 1) & mask)
         if (pc->node[2 * id] == pos && pc->node[2 * id + 1] == parent) return id;
     size_t cap = pc->cap_node;
-    if (!grow(pc, (void **)&pc->node, &cap, 2 * ((size_t)pc->n_node + 1), sizeof *pc->node))
+    if (!nextok__pcache_grow(pc, (void **)&pc->node, &cap, 2 * ((size_t)pc->n_node + 1),
+                             sizeof *pc->node))
         return 0;
     pc->cap_node = (uint32_t)cap;
     uint32_t id = pc->n_node++;
@@ -114,18 +115,20 @@ static bool push_top(struct nextok__pcache *pc, size_t *n, uint32_t top)
              "grammar: more parser stacks than max_stacks (an ambiguous grammar)");
         return false;
     }
-    if (!grow(pc, (void **)&pc->tops, &pc->cap_tops, *n + 1, sizeof *pc->tops)) return false;
+    if (!nextok__pcache_grow(pc, (void **)&pc->tops, &pc->cap_tops, *n + 1, sizeof *pc->tops))
+        return false;
     pc->tops[(*n)++] = top;
     return true;
 }
 
 /* Expand (pos, parent) into tops appended at pc->tops[*n...]. */
-static bool expand(struct nextok__pcache *pc, uint32_t pos, uint32_t parent, size_t *n)
+bool nextok__pcache_expand(struct nextok__pcache *pc, uint32_t pos, uint32_t parent, size_t *n)
 {
     const struct nextok_compiled_grammar *cg = pc->cg;
     size_t nw = 0;
     uint32_t work = 0;
-    if (!grow(pc, (void **)&pc->work, &pc->cap_work, 2, sizeof *pc->work)) return false;
+    if (!nextok__pcache_grow(pc, (void **)&pc->work, &pc->cap_work, 2, sizeof *pc->work))
+        return false;
     pc->work[nw++] = pos, pc->work[nw++] = parent;
     while (nw) {
         parent = pc->work[--nw];
@@ -146,14 +149,15 @@ static bool expand(struct nextok__pcache *pc, uint32_t pos, uint32_t parent, siz
                 continue;
             }
             if (e->type != NEXTOK__G_RULE_REF) {
-                uint32_t top = cons(pc, pos, parent);
+                uint32_t top = nextok__pcache_cons(pc, pos, parent);
                 if (!top || !push_top(pc, n, top)) return false;
                 break;
             }
             uint32_t ret = pos + 1, np = parent;
-            if (!is_end(cg->el + ret) && !(np = cons(pc, ret, parent))) return false;
+            if (!is_end(cg->el + ret) && !(np = nextok__pcache_cons(pc, ret, parent))) return false;
             uint32_t a0 = cg->rule_alt[e->value], a1 = cg->rule_alt[e->value + 1];
-            if (!grow(pc, (void **)&pc->work, &pc->cap_work, nw + 2 * (a1 - a0), sizeof *pc->work))
+            if (!nextok__pcache_grow(pc, (void **)&pc->work, &pc->cap_work, nw + 2 * (a1 - a0),
+                                     sizeof *pc->work))
                 return false;
             for (uint32_t a = a1; a-- > a0;) pc->work[nw++] = cg->alt[a], pc->work[nw++] = np;
             break;
@@ -228,8 +232,9 @@ static int32_t intern(struct nextok__pcache *pc, const uint32_t *tops, size_t n,
     for (uint32_t id; (id = pc->shash[i]) != 0; i = (i + 1) & mask)
         if (same_state(pc, pc->st + id - 1, tops, n, pval, pneed, plen)) return (int32_t)id - 1;
     size_t cap_st = pc->cap_st;
-    if (!grow(pc, (void **)&pc->st, &cap_st, (size_t)pc->n_st + 1, sizeof *pc->st) ||
-        !grow(pc, (void **)&pc->pool, &pc->cap_pool, pc->n_pool + n, sizeof *pc->pool))
+    if (!nextok__pcache_grow(pc, (void **)&pc->st, &cap_st, (size_t)pc->n_st + 1, sizeof *pc->st) ||
+        !nextok__pcache_grow(pc, (void **)&pc->pool, &pc->cap_pool, pc->n_pool + n,
+                             sizeof *pc->pool))
         return NEXTOK__ST_UNKNOWN;
     pc->cap_st = (uint32_t)cap_st;
     struct nextok__pstate *s = pc->st + pc->n_st;
@@ -254,7 +259,7 @@ static int32_t intern(struct nextok__pcache *pc, const uint32_t *tops, size_t n,
 }
 
 /* Intern pc->tops[0, n) after sorting them. */
-static int32_t intern_tops(struct nextok__pcache *pc, size_t n)
+int32_t nextok__pcache_intern_tops(struct nextok__pcache *pc, size_t n)
 {
     n = sort_unique(pc->tops, n);
     return intern(pc, pc->tops, n, 0, 0, 0);
@@ -273,9 +278,9 @@ static int32_t advance_cp(struct nextok__pcache *pc, int32_t s, uint32_t cp)
         uint32_t pos = pc->node[2 * top], parent = pc->node[2 * top + 1];
         int32_t c = cg->el_cset[pos];
         if (c < 0 || !nextok__cset_has(cg, (uint32_t)c, cp)) continue;
-        if (!expand(pc, cg->el_next[pos], parent, &n)) return NEXTOK__ST_UNKNOWN;
+        if (!nextok__pcache_expand(pc, cg->el_next[pos], parent, &n)) return NEXTOK__ST_UNKNOWN;
     }
-    return intern_tops(pc, n);
+    return nextok__pcache_intern_tops(pc, n);
 }
 
 /* Whether some top of s has a character set holding a code point of [lo, hi]. */
@@ -322,7 +327,7 @@ static int32_t compute_step(struct nextok__pcache *pc, int32_t s, unsigned b)
     if (need && !any_top_in(pc, s, lo, hi)) return NEXTOK__ST_DEAD;
     /* same tops, other partial character: copied out of the pool first, as
      * interning may move the pool */
-    if (!grow(pc, (void **)&pc->tops, &pc->cap_tops, st.n, sizeof *pc->tops))
+    if (!nextok__pcache_grow(pc, (void **)&pc->tops, &pc->cap_tops, st.n, sizeof *pc->tops))
         return NEXTOK__ST_UNKNOWN;
     memcpy(pc->tops, pc->pool + st.off, st.n * sizeof *pc->tops);
     if (need) return intern(pc, pc->tops, st.n, val, need, len);
@@ -335,7 +340,7 @@ int32_t nextok__pcache_step(struct nextok__pcache *pc, int32_t s, unsigned b)
     if (!pc->st[s].trans) {
         int32_t *t = NULL;
         size_t cap = 0;
-        if (!grow(pc, (void **)&t, &cap, 256, sizeof *t)) return NEXTOK__ST_UNKNOWN;
+        if (!nextok__pcache_grow(pc, (void **)&t, &cap, 256, sizeof *t)) return NEXTOK__ST_UNKNOWN;
         for (int i = 0; i < 256; i++) t[i] = NEXTOK__ST_UNKNOWN;
         pc->st[s].trans = t;
     }
@@ -353,7 +358,8 @@ void nextok__pcache_unalloc(struct nextok__pcache *pc, void *p, size_t size)
 
 bool nextok__pcache_exit(struct nextok__pcache *pc, uint32_t from, uint32_t to, uint32_t k)
 {
-    if (!grow(pc, (void **)&pc->ex, &pc->cap_ex, pc->n_ex + 3, sizeof *pc->ex)) return false;
+    if (!nextok__pcache_grow(pc, (void **)&pc->ex, &pc->cap_ex, pc->n_ex + 3, sizeof *pc->ex))
+        return false;
     pc->ex[pc->n_ex++] = from, pc->ex[pc->n_ex++] = to, pc->ex[pc->n_ex++] = k;
     return true;
 }
@@ -372,146 +378,6 @@ void *nextok__pcache_alloc(struct nextok__pcache *pc, size_t size)
     return p;
 }
 
-/* ---- frames --------------------------------------------------------------------------- */
-
-/* The deepest node below every top of s (their common caller), or 0. */
-static uint32_t common_parent(const struct nextok__pcache *pc, int32_t s)
-{
-    const struct nextok__pstate *st = pc->st + s;
-    uint32_t best = 0, best_depth = 0;
-    for (uint32_t k = 0; k < st->n; k++) {
-        uint32_t top = pc->pool[st->off + k];
-        if (top <= NEXTOK__EXIT) return 0;
-        uint32_t depth = 0;
-        for (uint32_t n = pc->node[2 * top + 1]; n; n = pc->node[2 * n + 1]) depth++;
-        uint32_t n = pc->node[2 * top + 1];
-        if (k == 0) {
-            best = n, best_depth = depth;
-            continue;
-        }
-        /* lift the deeper of the two chains, then both, until they meet */
-        for (; depth > best_depth; depth--) n = pc->node[2 * n + 1];
-        for (; best_depth > depth; best_depth--) best = pc->node[2 * best + 1];
-        while (n != best) n = pc->node[2 * n + 1], best = pc->node[2 * best + 1], best_depth--;
-        if (!best) return 0;
-    }
-    /* not inside a counted repetition: its frames would be single
-     * repetitions, and the repetition's count must stay in the state */
-    const struct nextok_compiled_grammar *cg = pc->cg;
-    while (best > NEXTOK__EXIT && cg->rule_rank[cg->el_rule[pc->node[2 * best]]])
-        best = pc->node[2 * best + 1];
-    return best > NEXTOK__EXIT ? best : 0;
-}
-
-/* How a stack is rebuilt: its caller frame replaced by the exit node, or
- * every chain position capped at a rank. */
-enum remap_kind {
-    REMAP_FRAME,
-    REMAP_CAP
-};
-
-struct remap {
-    enum remap_kind kind;
-    uint32_t frame; /* REMAP_FRAME */
-    uint32_t cap;   /* REMAP_CAP   */
-};
-
-/* Position p under the remap. */
-static uint32_t remap_pos(const struct nextok_compiled_grammar *cg, uint32_t p,
-                          const struct remap *m)
-{
-    uint32_t k = m->kind == REMAP_FRAME ? 0 : cg->rule_rank[cg->el_rule[p]];
-    if (!k) return p;
-    /* capped: an optional rank above cap becomes cap; a required one with
-     * more than cap required left becomes n_opt + cap. Either way the first
-     * cap - 1 repetitions cannot tell them apart. */
-    uint32_t n_opt = cg->rule_nopt[cg->el_rule[p]];
-    if (k <= n_opt) return k > m->cap ? nextok__chain_pos(cg, p, m->cap) : p;
-    return k - n_opt > m->cap ? nextok__chain_pos(cg, p, n_opt + m->cap) : p;
-}
-
-/* Node n's stack rebuilt under the remap (iteratively: stacks can be deep).
- * 0 on a cache error. */
-static uint32_t remap_node(struct nextok__pcache *pc, uint32_t n, const struct remap *m)
-{
-    size_t depth = 0;
-    uint32_t stop = n;
-    for (; stop > NEXTOK__EXIT && !(m->kind == REMAP_FRAME && stop == m->frame);
-         stop = pc->node[2 * stop + 1]) {
-        if (!grow(pc, (void **)&pc->chain, &pc->cap_chain, depth + 1, sizeof *pc->chain)) return 0;
-        pc->chain[depth++] = stop;
-    }
-    uint32_t cur = m->kind == REMAP_FRAME && stop == m->frame ? NEXTOK__EXIT : stop;
-    bool same = m->kind != REMAP_FRAME; /* unchanged so far, from the bottom up */
-    while (depth--) {
-        uint32_t node = pc->chain[depth], p = pc->node[2 * node];
-        uint32_t q = remap_pos(pc->cg, p, m);
-        if (same && q == p) {
-            cur = node;
-            continue;
-        }
-        same = false;
-        if (!(cur = cons(pc, q, cur))) return 0;
-    }
-    return cur;
-}
-
-/* The state with every top of s remapped; UNKNOWN on a cache error. */
-static int32_t remap_state(struct nextok__pcache *pc, int32_t s, const struct remap *m)
-{
-    uint32_t n_tops = pc->st[s].n;
-    if (!grow(pc, (void **)&pc->tops, &pc->cap_tops, n_tops, sizeof *pc->tops))
-        return NEXTOK__ST_UNKNOWN;
-    for (uint32_t k = 0; k < n_tops; k++) {
-        uint32_t top = remap_node(pc, pc->pool[pc->st[s].off + k], m);
-        if (!top) return NEXTOK__ST_UNKNOWN;
-        pc->tops[k] = top;
-    }
-    return intern_tops(pc, n_tops);
-}
-
-/* The lowest chain rank over every position of s's stacks (0: none). */
-static uint32_t min_rank(const struct nextok__pcache *pc, int32_t s)
-{
-    const struct nextok_compiled_grammar *cg = pc->cg;
-    uint32_t best = 0;
-    for (uint32_t k = 0; k < pc->st[s].n; k++)
-        for (uint32_t n = pc->pool[pc->st[s].off + k]; n > NEXTOK__EXIT; n = pc->node[2 * n + 1]) {
-            uint32_t r = cg->rule_rank[cg->el_rule[pc->node[2 * n]]];
-            if (r && (!best || r < best)) best = r;
-        }
-    return best;
-}
-
-uint32_t nextok__pcache_rank(struct nextok__pcache *pc, int32_t s)
-{
-    struct nextok__pstate *st = pc->st + s;
-    if (!st->rank_known) st->rank = st->pneed ? 0 : min_rank(pc, s), st->rank_known = true;
-    return st->rank;
-}
-
-int32_t nextok__pcache_cap(struct nextok__pcache *pc, int32_t s, uint32_t cap)
-{
-    struct remap m = {REMAP_CAP, 0, cap};
-    return remap_state(pc, s, &m);
-}
-
-bool nextok__pcache_frame(struct nextok__pcache *pc, int32_t s, int32_t *rel, int32_t *resume)
-{
-    *rel = *resume = NEXTOK__ST_DEAD;
-    uint32_t frame = pc->st[s].pneed ? 0 : common_parent(pc, s);
-    if (!frame) return true;
-    struct remap m = {REMAP_FRAME, frame, 0};
-    int32_t r = remap_state(pc, s, &m);
-    if (r < 0) return false;
-    size_t n = 0;
-    if (!expand(pc, pc->node[2 * frame], pc->node[2 * frame + 1], &n)) return false;
-    int32_t q = intern_tops(pc, n);
-    if (q < 0) return false;
-    *rel = r, *resume = q;
-    return true;
-}
-
 /* ---- token references ------------------------------------------------------------------ */
 
 int32_t nextok__pcache_token_step(struct nextok__pcache *pc, int32_t s, int32_t id)
@@ -526,9 +392,9 @@ int32_t nextok__pcache_token_step(struct nextok__pcache *pc, int32_t s, int32_t 
         const struct nextok__gel *e = cg->el + pos;
         bool hit = (e->type == NEXTOK__G_TOKEN && (int32_t)e->value == id) ||
                    (e->type == NEXTOK__G_TOKEN_NOT && (int32_t)e->value != id);
-        if (hit && !expand(pc, pos + 1, parent, &n)) return NEXTOK__ST_UNKNOWN;
+        if (hit && !nextok__pcache_expand(pc, pos + 1, parent, &n)) return NEXTOK__ST_UNKNOWN;
     }
-    return intern_tops(pc, n);
+    return nextok__pcache_intern_tops(pc, n);
 }
 
 int32_t nextok__pcache_union(struct nextok__pcache *pc, int32_t a, int32_t b)
@@ -536,11 +402,11 @@ int32_t nextok__pcache_union(struct nextok__pcache *pc, int32_t a, int32_t b)
     if (a < 0) return b;
     if (b < 0 || a == b) return a;
     size_t na = pc->st[a].n, nb = pc->st[b].n;
-    if (!grow(pc, (void **)&pc->tops, &pc->cap_tops, na + nb, sizeof *pc->tops))
+    if (!nextok__pcache_grow(pc, (void **)&pc->tops, &pc->cap_tops, na + nb, sizeof *pc->tops))
         return NEXTOK__ST_UNKNOWN;
     memcpy(pc->tops, pc->pool + pc->st[a].off, na * sizeof *pc->tops);
     memcpy(pc->tops + na, pc->pool + pc->st[b].off, nb * sizeof *pc->tops);
-    return intern_tops(pc, na + nb);
+    return nextok__pcache_intern_tops(pc, na + nb);
 }
 
 /* ---- the cache ------------------------------------------------------------------------ */
@@ -551,8 +417,8 @@ static int32_t start_state(struct nextok__pcache *pc)
     const struct nextok_compiled_grammar *cg = pc->cg;
     size_t n = 0;
     for (uint32_t a = cg->rule_alt[cg->root]; a < cg->rule_alt[cg->root + 1]; a++)
-        if (!expand(pc, cg->alt[a], 0, &n)) return NEXTOK__ST_UNKNOWN;
-    return intern_tops(pc, n);
+        if (!nextok__pcache_expand(pc, cg->alt[a], 0, &n)) return NEXTOK__ST_UNKNOWN;
+    return nextok__pcache_intern_tops(pc, n);
 }
 
 static void free_blocks(struct nextok__pcache *pc)
@@ -577,10 +443,11 @@ nextok_status nextok__pcache_new(struct nextok__pcache **out,
     pc->refs = 1;
     pc->n_node = 2; /* node 0: the empty stack; node 1: a frame's exit */
     size_t cap = 0;
-    bool ok = grow(pc, (void **)&pc->node, &cap, 4, sizeof *pc->node);
+    bool ok = nextok__pcache_grow(pc, (void **)&pc->node, &cap, 4, sizeof *pc->node);
     pc->cap_node = (uint32_t)cap;
     cap = 0;
-    ok = ok && grow(pc, (void **)&pc->walk, &cap, (size_t)cg->tt->max_depth + 2, sizeof *pc->walk);
+    ok = ok && nextok__pcache_grow(pc, (void **)&pc->walk, &cap, (size_t)cg->tt->max_depth + 2,
+                                   sizeof *pc->walk);
     if (ok) {
         pc->node[0] = pc->node[1] = pc->node[3] = 0;
         pc->node[2] = UINT32_MAX;

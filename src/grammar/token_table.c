@@ -147,16 +147,19 @@ static nextok_status build_masks(struct nextok_token_table *tt)
 {
     const struct nextok__mem *mem = &tt->mem;
     size_t w = tt->n_words;
-    tt->has_byte = nextok__calloc(mem, 131 * w, sizeof *tt->has_byte);
+    tt->has_byte = nextok__calloc(mem, 260 * w, sizeof *tt->has_byte);
     if (!tt->has_byte) return NEXTOK_ERR_NOMEM;
     tt->has_high = tt->has_byte + 128 * w;
     tt->bad_utf8 = tt->has_high + w;
     tt->text = tt->bad_utf8 + w;
+    tt->first_byte = tt->text + w;
+    tt->first_high = tt->first_byte + 128 * w;
     for (int32_t id = 0; id < tt->n_vocab; id++) {
         if (tt->kind[id] != NEXTOK__TK_TEXT) continue;
         const unsigned char *b = (const unsigned char *)tt->tok_bytes + tt->tok_off[id];
         size_t n = tt->tok_off[id + 1] - tt->tok_off[id];
         set_bit(tt->text, id);
+        set_bit(b[0] < 0x80 ? tt->first_byte + b[0] * w : tt->first_high, id);
         bool high = false;
         for (size_t i = 0; i < n; i++) {
             if (b[i] >= 0x80)
@@ -198,9 +201,9 @@ static nextok_status build_lengths(struct nextok_token_table *tt)
     }
     nextok__sort(tt->by_cp, n, 2 * sizeof *tt->by_cp, cmp_cp_desc);
     for (size_t i = 0; i < n; i++) tt->by_cp[i] = tt->by_cp[2 * i + 1];
-    static const uint32_t levels[] = {16, 32, 64};
-    for (size_t k = 0; k < 3; k++)
-        if (levels[k] < tt->max_depth) tt->level[tt->n_levels++] = levels[k];
+    uint32_t step = 16;
+    while (tt->max_depth / step >= NEXTOK__LEVELS) step *= 2;
+    for (uint32_t t = step; t < tt->max_depth; t += step) tt->level[tt->n_levels++] = t;
     tt->level[tt->n_levels++] = tt->max_depth;
     for (uint32_t k = 0; k < tt->n_levels; k++) {
         tt->short_mask[k] = nextok__calloc(mem, w ? w : 1, sizeof *tt->short_mask[k]);
@@ -251,7 +254,7 @@ void nextok_token_table_free(struct nextok_token_table *tt)
     void *blocks[] = {tt->kind, tt->tok_off,  tt->tok_bytes, tt->eog,
                       tt->trie, tt->trie_tok, tt->tok_pos,   tt->has_byte};
     for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++) nextok__free(&mem, blocks[i]);
-    for (uint32_t k = 0; k < 4; k++) {
+    for (uint32_t k = 0; k < NEXTOK__LEVELS; k++) {
         nextok__free(&mem, tt->short_mask[k]);
         nextok__free(&mem, tt->longer[k]);
     }

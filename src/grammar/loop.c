@@ -1,0 +1,236 @@
+/*
+ * The loop path of mask making: a state most bytes lead back to (the inside
+ * of a string), or one repetition further inside counted repetition, or
+ * into such a state (the first character of "S+"), takes every token made
+ * only of such bytes at once, by bitmask algebra over the token table's
+ * per-byte token sets, and walks only the tokens holding another byte,
+ * from after their leading looping characters.
+ */
+#include "matcher_internal.h"
+
+#include "../common/utf8.h"
+
+/* Whether every top of s holds all non-ASCII code points or none (so one
+ * such character stands for them all). */
+static bool high_uniform(struct nextok__pcache *pc, int32_t s)
+{
+    const struct nextok_compiled_grammar *cg = pc->cg;
+    for (uint32_t k = 0; k < pc->st[s].n; k++) {
+        uint32_t top = pc->pool[pc->st[s].off + k];
+        if (top == 0) continue;
+        int32_t c = cg->el_cset[pc->node[2 * top]];
+        if (c < 0) continue;
+        const struct nextok__cset *x = cg->cset + c;
+        uint32_t n = x->r1 - x->r0;
+        const uint32_t *r = cg->ranges + 2 * x->r0;
+        bool all = n == 2 && r[0] == 0x80 && r[1] == 0xD7FF && r[2] == 0xE000 && r[3] == 0x10FFFF;
+        if (n && !all) return false;
+    }
+    return true;
+}
+
+/* A looping state: the bytes that lead back to it (or, inside counted
+ * repetition, to it one repetition further: `counted`), and the states
+ * after j repetitions, made as needed in pc->walk[0, n_shift). */
+struct loop {
+    int32_t s;
+    const bool *loops;
+    bool high, counted;
+    uint32_t n_shift;
+    unsigned rep;  /* counted: a byte one repetition on */
+    int32_t entry; /* the looping state the first character leads to, or -1 */
+};
+
+/* How many of a spread of common printable bytes s does not refuse (-1 on
+ * a cache error): a quick "no" before looking at every byte. A state
+ * looping on most bytes is let through by at least half of them unless
+ * its bytes avoid these on purpose; then it takes the exact trie walk. */
+int nextok__live_sample(struct nextok__pcache *pc, int32_t s)
+{
+    static const char sample[] = "etaoinsr dlu0159.-_/,A";
+    int n = 0;
+    for (const char *c = sample; *c; c++) {
+        int32_t t = nextok__pcache_next(pc, s, (unsigned char)*c);
+        if (t == NEXTOK__ST_UNKNOWN) return -1;
+        n += t >= 0;
+    }
+    return n >= (int)(sizeof sample - 1) / 2 ? 1 : 0;
+}
+
+/* Whether every non-ASCII character leads from s back to s (unless
+ * only_next) or to next:
+ * U+0100 (C4 80) stands for them all when each top holds all or none of
+ * them. 1 yes, 0 no, -1 on a cache error. */
+static int high_loops(struct nextok__pcache *pc, int32_t s, int32_t next, bool only_next)
+{
+    if (!high_uniform(pc, s)) return 0;
+    int32_t t = nextok__pcache_next(pc, s, 0xC4);
+    if (t >= 0) t = nextok__pcache_next(pc, t, 0x80);
+    if (t == NEXTOK__ST_UNKNOWN) return -1;
+    return (t == s && !only_next) || (t == next && t >= 0);
+}
+
+/* The bytes m loops on, into loops; *high whether non-ASCII characters do.
+ * 1 when most do, 0 when not (no loop path), -1 on a cache error. */
+static int loop_set(struct nextok__pcache *pc, int32_t m, bool *loops, bool *high)
+{
+    int n = 0;
+    for (unsigned b = 0; b < 128; b++) {
+        int32_t t = nextok__pcache_next(pc, m, b);
+        if (t == NEXTOK__ST_UNKNOWN) return -1;
+        n += loops[b] = t == m;
+    }
+    int h = high_loops(pc, m, NEXTOK__ST_DEAD, false);
+    if (h < 0) return -1;
+    *high = h;
+    return n >= 64;
+}
+
+/* w: the text tokens holding an ASCII byte not in loops, or a non-ASCII
+ * one (only invalid UTF-8 when `high`: every character loops). */
+static void walk_set(const struct nextok_token_table *tt, const bool *loops, bool high, uint32_t *w)
+{
+    size_t nw = tt->n_words;
+    memcpy(w, high ? tt->bad_utf8 : tt->has_high, nw * sizeof *w);
+    for (unsigned b = 0; b < 128; b++) {
+        if (loops[b]) continue;
+        const uint32_t *m = tt->has_byte + b * nw;
+        for (size_t k = 0; k < nw; k++) w[k] |= m[k];
+    }
+}
+
+/* Add to w the text tokens whose first byte is not in first (a non-ASCII
+ * first byte unless `high`). */
+static void walk_first(const struct nextok_token_table *tt, const bool *first, bool high,
+                       uint32_t *w)
+{
+    size_t nw = tt->n_words;
+    for (size_t k = 0; k < nw && !high; k++) w[k] |= tt->first_high[k];
+    for (unsigned b = 0; b < 128; b++) {
+        if (first[b]) continue;
+        const uint32_t *m = tt->first_byte + b * nw;
+        for (size_t k = 0; k < nw; k++) w[k] |= m[k];
+    }
+}
+
+/* The state other than s most printable bytes lead to, when at least 32
+ * do: inside counted repetition the state one repetition further (at the
+ * last required repetition the first optional one, which may also end
+ * there); *rep one such byte. DEAD when no state has such a majority. */
+static int32_t one_further(struct nextok__pcache *pc, int32_t s, unsigned *rep)
+{
+    int32_t best = NEXTOK__ST_DEAD;
+    unsigned n_best = 0;
+    for (unsigned b = 0x20; b < 0x7F; b++)
+        if (nextok__pcache_next(pc, s, b) == NEXTOK__ST_UNKNOWN) return NEXTOK__ST_UNKNOWN;
+    const int32_t *tr = pc->st[s].trans;
+    for (unsigned b = 0x20; b < 0x7F; b++) {
+        if (tr[b] < 0 || tr[b] == s || tr[b] == best) continue;
+        unsigned n = 0;
+        for (unsigned c = b; c < 0x7F; c++) n += tr[c] == tr[b];
+        if (n > n_best) best = tr[b], n_best = n, *rep = b;
+    }
+    return n_best >= 32 ? best : NEXTOK__ST_DEAD;
+}
+
+/* The state after j repetitions from lp->s (DEAD past the last one). */
+static int32_t shifted_by(struct nextok__pcache *pc, struct loop *lp, uint32_t j)
+{
+    if (lp->entry >= 0) return j ? lp->entry : lp->s;
+    if (!lp->counted) return lp->s;
+    while (lp->n_shift <= j) { /* every looping byte leads one repetition on: rep does */
+        int32_t prev = pc->walk[lp->n_shift - 1];
+        int32_t t = prev >= 0 ? nextok__pcache_next(pc, prev, lp->rep) : NEXTOK__ST_DEAD;
+        if (t == NEXTOK__ST_UNKNOWN) return t;
+        pc->walk[lp->n_shift++] = t;
+    }
+    return pc->walk[j];
+}
+
+/* Walk one token from a looping state: its leading looping characters are
+ * skipped (j of them lead to the state j repetitions on), the rest walked
+ * byte by byte, noting where it leaves the frame. */
+static int32_t walk_candidate(struct nextok__pcache *pc, struct loop *lp, int32_t id)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    const unsigned char *p = (const unsigned char *)tt->tok_bytes + tt->tok_off[id];
+    uint32_t n = tt->tok_off[id + 1] - tt->tok_off[id], i = 0, j = 0;
+    while (i < n) {
+        uint32_t cp, len = 1;
+        if (p[i] < 0x80 ? !lp->loops[p[i]]
+                        : !lp->high || !(len = (uint32_t)nextok__utf8_decode(p + i, n - i, &cp)))
+            break;
+        i += len, j++;
+    }
+    int32_t t = shifted_by(pc, lp, j);
+    if (t == NEXTOK__ST_DEAD) t = lp->s, i = 0; /* past the repetitions: walk it all */
+    for (; i < n && t >= 0; i++) {
+        t = nextok__pcache_next(pc, t, p[i]);
+        if (t >= 0 && i + 1 < n && pc->st[t].has_exit &&
+            !nextok__pcache_exit(pc, tt->tok_pos[id], tt->tok_pos[id] + 1, i + 1))
+            return NEXTOK__ST_UNKNOWN;
+    }
+    return t;
+}
+
+/* The loop path, for a state most bytes lead back to (the inside of a
+ * string): every text token made only of such bytes is allowed at once
+ * (bitmask algebra over the token table's per-byte sets); only the tokens
+ * holding another byte are walked. Returns 0 when s is not such a state,
+ * 1 when w is filled, -1 on a cache error. */
+int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    bool loops[128];
+    int n_loop = 0;
+    if (pc->st[s].pneed) return 0;
+    int live = nextok__live_sample(pc, s);
+    if (live <= 0) return live; /* most bytes are refused: no loop (the trie walk is cheap) */
+    /* inside counted repetition a looping byte leads to s one repetition
+     * further: fine for tokens shorter than the repetitions left */
+    uint32_t rank = nextok__pcache_rank(pc, s);
+    unsigned rep = 0;
+    int32_t shifted = one_further(pc, s, &rep);
+    if (shifted == NEXTOK__ST_UNKNOWN) return -1;
+    /* outside counted repetition: a first character that leads into a
+     * looping state (the first character of "S+", of a key that is not one
+     * of the declared names) */
+    bool entry = !rank && shifted >= 0;
+    for (unsigned b = 0; b < 128; b++) {
+        int32_t t = nextok__pcache_next(pc, s, b);
+        if (t == NEXTOK__ST_UNKNOWN) return -1;
+        /* entry: only the bytes into the looping state */
+        n_loop += loops[b] = (t == s && !entry) || (t == shifted && t >= 0);
+    }
+    if (n_loop < 64) return 0;
+    int h = high_loops(pc, s, shifted, entry);
+    if (h < 0) return -1;
+    bool high = h;
+    size_t nw = tt->n_words;
+    if (entry) { /* the first byte leads in, the others must loop there */
+        bool first[128];
+        memcpy(first, loops, sizeof first);
+        int r = loop_set(pc, shifted, loops, &high);
+        if (r <= 0) return r;
+        walk_set(tt, loops, high, w);
+        walk_first(tt, first, h, w);
+    } else {
+        walk_set(tt, loops, high, w);
+    }
+    for (uint32_t i = 0; rank && shifted >= 0 && i < tt->n_text && tt->cp_len[tt->by_cp[i]] >= rank;
+         i++)
+        nextok__set_bit(w, tt->by_cp[i]); /* as long as the repetitions left: walked */
+    struct loop lp = {s, loops, high, rank && shifted >= 0, 1, rep, entry ? shifted : -1};
+    pc->walk[0] = s;
+    for (size_t k = 0; k < nw; k++) {
+        uint32_t walk = w[k];
+        w[k] = tt->text[k] & ~walk;
+        for (; walk; walk &= walk - 1) {
+            int32_t id = (int32_t)(k * 32 + (unsigned)__builtin_ctz(walk));
+            int32_t t = walk_candidate(pc, &lp, id);
+            if (t == NEXTOK__ST_UNKNOWN) return -1;
+            if (t >= 0) w[k] |= 1u << (id & 31);
+        }
+    }
+    return 1;
+}
