@@ -1157,6 +1157,15 @@ NEXTOK_API nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, c
  * the RFC has it, around the value too). */
 NEXTOK_API nextok_status nextok_grammar_init_json(struct nextok_grammar **out,
         const struct nextok_grammar_params *params, struct nextok_error *err);
+/* A regular expression, matched against the whole text (as if between ^
+ * and $): the ECMA-262 subset JSON Schema's `pattern` uses, over Unicode
+ * code points (docs/grammars.md lists what is supported). A syntax error is
+ * NEXTOK_ERR_FORMAT naming the column ("regex column 7: unmatched ')'"); a
+ * feature that cannot be a grammar (backreferences, lookaround) is
+ * NEXTOK_ERR_UNSUPPORTED naming it. */
+NEXTOK_API nextok_status nextok_grammar_init_regex(struct nextok_grammar **out, const char *re,
+        size_t len, const struct nextok_grammar_params *params, struct nextok_error *err);
+
 NEXTOK_API void nextok_grammar_free(struct nextok_grammar *g);
 /* Rules, the generated ones (groups, repetitions) included. */
 NEXTOK_API size_t nextok_grammar_n_rules(const struct nextok_grammar *g);

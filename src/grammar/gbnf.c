@@ -33,6 +33,8 @@ struct grule {
 
 struct gp {
     const char *src, *p, *end;
+    uint64_t max_repeat; /* llama.cpp's bound, or the front ends' larger one */
+    uint32_t max_rules;
     const struct nextok__mem *mem;
     const struct nextok_vocab *vocab;
     struct nextok_error *err;
@@ -106,7 +108,7 @@ static bool name_is(const struct gp *g, uint32_t id, const char *s, size_t n)
 
 static nextok_status new_rule(struct gp *g, const char *name, size_t n, uint32_t *id)
 {
-    if (g->n_rules >= NEXTOK__G_MAX_RULES)
+    if (g->n_rules >= g->max_rules)
         return fail_at(g, g->p, "the grammar has more than 65536 rules");
     if (g->n_rules == g->cap_rules) {
         uint32_t cap = g->cap_rules ? 2 * g->cap_rules : 32;
@@ -296,7 +298,7 @@ static nextok_status repeat(struct gp *g, uint32_t base, struct gvec *rule, size
     bool unbounded = max == UINT32_MAX;
     if (last == rule->n) return fail_at(g, g->p, "expecting preceding item to */+/?/{");
     uint64_t total = !unbounded && max > 0 ? max : min > 0 ? min : 1;
-    if (*n_prev * total >= NEXTOK__G_MAX_REPEAT)
+    if (*n_prev * total >= g->max_repeat)
         return fail_at(g, g->p,
                        "number of rules that are going to be repeated multiplied by the "
                        "new repetition exceeds sane defaults");
@@ -376,9 +378,9 @@ static nextok_status braces(struct gp *g, uint64_t *min, uint64_t *max, bool nes
     g->p++;
     space(g, nested);
     *min = v[0];
-    if (*min > NEXTOK__G_MAX_REPEAT)
+    if (*min > g->max_repeat)
         return fail_at(g, g->p, "number of repetitions exceeds sane defaults");
-    if (*max != UINT32_MAX && *max > NEXTOK__G_MAX_REPEAT) *max = UINT32_MAX; /* as llama.cpp */
+    if (*max != UINT32_MAX && *max > g->max_repeat) *max = UINT32_MAX; /* as llama.cpp */
     if (*max < *min) return fail_at(g, g->p, "repetition {m,n} with n < m");
     return NEXTOK_OK;
 }
@@ -563,10 +565,13 @@ static nextok_status flatten(struct gp *p, struct nextok_grammar *g)
 }
 
 nextok_status nextok__gbnf_parse(struct nextok_grammar *g, const char *src, size_t len,
-                                 const struct nextok_vocab *vocab, struct nextok_error *err)
+                                 const struct nextok_vocab *vocab, bool front_end,
+                                 struct nextok_error *err)
 {
     struct gp p;
     memset(&p, 0, sizeof p);
+    p.max_repeat = front_end ? NEXTOK__G_MAX_REPEAT_FE : NEXTOK__G_MAX_REPEAT;
+    p.max_rules = front_end ? NEXTOK__G_MAX_RULES_FE : NEXTOK__G_MAX_RULES;
     p.src = p.p = src;
     p.end = src + len;
     p.mem = &g->mem;

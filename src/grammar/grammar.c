@@ -124,9 +124,9 @@ struct nextok_grammar_params nextok_grammar_default_params(void)
     return p;
 }
 
-nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *text, size_t len,
-                                       const struct nextok_grammar_params *params,
-                                       struct nextok_error *err)
+static nextok_status init_gbnf(struct nextok_grammar **out, const char *text, size_t len,
+                               const struct nextok_grammar_params *params, bool front_end,
+                               struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!out, err, NEXTOK_ERR_INVALID_ARG, "out: must not be NULL");
     *out = NULL;
@@ -137,7 +137,7 @@ nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *
     struct nextok_grammar *g = nextok__calloc(&mem, 1, sizeof *g);
     NEXTOK_RETURN_IF(!g, err, NEXTOK_ERR_NOMEM, "grammar: out of memory");
     g->mem = mem;
-    nextok_status rc = nextok__gbnf_parse(g, text ? text : "", len, p.vocab, err);
+    nextok_status rc = nextok__gbnf_parse(g, text ? text : "", len, p.vocab, front_end, err);
     if (rc == NEXTOK_OK) rc = check_left_recursion(g, err);
     if (rc != NEXTOK_OK) {
         nextok_grammar_free(g);
@@ -147,11 +147,18 @@ nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *
     return NEXTOK_OK;
 }
 
+nextok_status nextok_grammar_init_gbnf(struct nextok_grammar **out, const char *text, size_t len,
+                                       const struct nextok_grammar_params *params,
+                                       struct nextok_error *err)
+{
+    return init_gbnf(out, text, len, params, false, err);
+}
+
 nextok_status nextok__grammar_from_gbnf(struct nextok_grammar **out, const char *text, size_t len,
                                         const struct nextok_grammar_params *params,
                                         struct nextok_error *err)
 {
-    return nextok_grammar_init_gbnf(out, text, len, params, err);
+    return init_gbnf(out, text, len, params, true, err);
 }
 
 /* Any JSON value (RFC 8259): whitespace as the RFC has it, unbounded; any

@@ -38,6 +38,11 @@ struct nextok__gel {
  * unbounded memory. The repetition limit is llama.cpp's. */
 #define NEXTOK__G_MAX_REPEAT   2000u
 #define NEXTOK__G_MAX_RULES    (1u << 16)
+/* The same for GBNF made by a front end (JSON Schema, regex): a string of
+ * up to 65 536 characters is one counted repetition (one rule per copy),
+ * which the matcher keeps cheap; elements stay bounded by the limit below. */
+#define NEXTOK__G_MAX_REPEAT_FE (1u << 16)
+#define NEXTOK__G_MAX_RULES_FE  (1u << 20)
 #define NEXTOK__G_MAX_ELEMENTS (1u << 22)
 #define NEXTOK__G_MAX_DEPTH    256 /* nested groups */
 
@@ -51,12 +56,14 @@ struct nextok_grammar {
     char *names; /* NUL-separated names of the rules, in id order */
 };
 
-/* gbnf.c: parse GBNF text into g (g->mem set, the rest empty). Errors:
+/* gbnf.c: parse GBNF text into g (g->mem set, the rest empty); front_end:
+ * the front ends' larger repetition and rule bounds. Errors:
  * NEXTOK_ERR_FORMAT "line L, column C: ..." for the text, NOMEM,
  * NEXTOK_ERR_INVALID_ARG for a <token> reference without a vocabulary. */
 struct nextok_vocab;
 nextok_status nextok__gbnf_parse(struct nextok_grammar *g, const char *src, size_t len,
-                                 const struct nextok_vocab *vocab, struct nextok_error *err);
+                                 const struct nextok_vocab *vocab, bool front_end,
+                                 struct nextok_error *err);
 
 /* earley.c: whether text[0, len) (valid UTF-8) is a sentence of g's root.
  * NOMEM; NEXTOK_ERR_LIMIT-like failures are NEXTOK_ERR_INVALID_ARG with a
