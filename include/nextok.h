@@ -1166,6 +1166,35 @@ NEXTOK_API nextok_status nextok_grammar_init_json(struct nextok_grammar **out,
 NEXTOK_API nextok_status nextok_grammar_init_regex(struct nextok_grammar **out, const char *re,
         size_t len, const struct nextok_grammar_params *params, struct nextok_error *err);
 
+/* JSON Schema to grammar. */
+enum nextok_json_ws {
+    NEXTOK_JSON_WS_FLEXIBLE = 0, /* up to max_ws whitespace characters where JSON allows them */
+    NEXTOK_JSON_WS_COMPACT  = 1, /* none: {"a":1,"b":[1,2]}                                   */
+};
+struct nextok_json_schema_params {
+    enum nextok_json_ws whitespace; /* default NEXTOK_JSON_WS_FLEXIBLE                  */
+    unsigned max_ws;                /* flexible: the bound per place (default 20, <= 64) */
+    /* Objects without "additionalProperties" allow none (the spec's default
+     * is to allow any; default false, as the spec says). */
+    bool strict;
+    /* Keywords that cannot be enforced exactly are ignored instead of
+     * refused; each is reported to on_ignored (may be NULL) with its JSON
+     * pointer. Default false: such a keyword is NEXTOK_ERR_UNSUPPORTED. */
+    bool lenient;
+    void (*on_ignored)(void *user, const char *pointer, const char *keyword);
+    void *user;
+};
+NEXTOK_API struct nextok_json_schema_params nextok_json_schema_default_params(void);
+/* The grammar of the JSON texts that are instances of the schema (draft
+ * 2020-12; draft-07 and draft-04 spellings accepted), properties in schema
+ * order. Errors name the JSON pointer: NEXTOK_ERR_FORMAT for a schema that is
+ * not valid JSON or not a valid schema ("/properties/a/minLength: must be a
+ * non-negative integer"), NEXTOK_ERR_UNSUPPORTED for a keyword that cannot be
+ * enforced exactly ("/properties/a: keyword 'uniqueItems' cannot be
+ * enforced"). sp NULL: defaults. */
+NEXTOK_API nextok_status nextok_grammar_init_json_schema(struct nextok_grammar **out,
+        const char *schema, size_t len, const struct nextok_json_schema_params *sp,
+        const struct nextok_grammar_params *params, struct nextok_error *err);
 NEXTOK_API void nextok_grammar_free(struct nextok_grammar *g);
 /* Rules, the generated ones (groups, repetitions) included. */
 NEXTOK_API size_t nextok_grammar_n_rules(const struct nextok_grammar *g);
