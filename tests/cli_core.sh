@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CLI tests for `nextok probs|sample|explain|bench` and the shared flag/file handling.
+# CLI tests for `nextok probs|sample|explain|bench` and the shared flag/file handling
+# (grammars: cli_grammar.sh).
 #
 #   bash tests/cli_core.sh <path-to-nextok> <source-dir> <fixture-dir>
 #
@@ -459,18 +460,6 @@ bad_msg "generate --model alone" "together" generate --prompt a --model "$T/nope
 bad_msg "generate bad --model" "nope" generate --prompt a --model "$T/nope.ngram" --vocab "$TOKJ"
 bad_msg "generate invalid UTF-8 prompt" "UTF-8" generate --prompt "$(printf 'a\377')"
 
-# --- grammar (GBNF) ----------------------------------------------------------------------
-JG="$DATA/grammars/json.gbnf"
-if ok "grammar check json.gbnf" grammar check --gbnf "$JG" && [ ! -s "$T/out" ]; then pass; else fail "grammar check json.gbnf"; fi
-expect_out "grammar accepts" "accepted" grammar accepts --gbnf "$JG" --text '{"a": [1, true]}'
-run grammar accepts --gbnf "$JG" --text '{"a": [1, tru]}'
-if [ "$RC" -eq 1 ] && [ "$(cat "$T/out")" = "rejected" ] && [ ! -s "$T/err" ]; then pass; else fail "grammar rejects: exit $RC, $(cat "$T/out")"; fi
-printf 'root ::= "a"\nx ::= [abc\n' >"$T/bad.gbnf"
-bad_msg "grammar check bad" "line 3, column 1: unexpected end of input" grammar check --gbnf "$T/bad.gbnf"
-bad_msg "grammar accepts bad grammar" "line 3" grammar accepts --gbnf "$T/bad.gbnf" --text a
-bad_msg "grammar without a subcommand" "check or accepts" grammar --gbnf "$JG"
-bad_msg "grammar check --text" "unknown" grammar check --gbnf "$JG" --text a
-bad_msg "grammar missing file" "nope" grammar check --gbnf "$T/nope.gbnf"
 
 # --- bench (a small row, so it is quick; the timings themselves are not checked) -------
 for r in 1 3; do

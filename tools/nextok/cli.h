@@ -130,6 +130,36 @@ int cli_parse_u64(const char *cmd, const char *flag, const char *s, uint64_t *ou
 int cli_parse_ids(const char *cmd, const char *flag, const char *s, int32_t **ids, size_t *n);
 
 /* ------------------------------------------------------------------------ */
+/* Grammar flags (grammar_flags.c)                                           */
+/* ------------------------------------------------------------------------ */
+
+struct cli_grammar {
+    const char *gbnf, *json_schema, *regex; /* one of them                        */
+    const char *ws;                         /* --json-ws compact|N                 */
+    bool strict, lenient;                   /* JSON Schema options                 */
+    bool check_first;                       /* --check-first (sampling commands)   */
+};
+
+void cli_grammar_init(struct cli_grammar *g);
+bool cli_grammar_given(const struct cli_grammar *g);
+/* Offer argv[*i]; see enum cli_parse. */
+enum cli_parse cli_grammar_parse(struct cli_grammar *g, const char *cmd, int argc, char **argv,
+                                 int *i);
+/* After parsing: at most one source, options only with a schema. 0 or
+ * CLI_EXIT_USAGE after printing why. */
+int cli_grammar_check(const struct cli_grammar *g, const char *cmd);
+/* Compile the source given (v: for <token> references; may be NULL). 0, or
+ * CLI_EXIT_USAGE after printing the library's message (line:column or JSON
+ * pointer). */
+int cli_grammar_compile(const struct cli_grammar *g, const char *cmd, const struct nextok_vocab *v,
+                        struct nextok_grammar **out);
+/* The token table of v (made when *tt is NULL) and g compiled against it. */
+int cli_grammar_bind(const char *cmd, const struct nextok_grammar *g, const struct nextok_vocab *v,
+                     struct nextok_token_table **tt, struct nextok_compiled_grammar **cg);
+/* Help text for the flags above. */
+void cli_grammar_usage(FILE *f);
+
+/* ------------------------------------------------------------------------ */
 /* Sampling flags: llama.cpp names, filling struct nextok_sampling_params    */
 /* ------------------------------------------------------------------------ */
 
@@ -165,6 +195,11 @@ struct cli_sampling {
     int32_t *output;                  /* --output-tokens 4,5                     */
     size_t n_output;
     bool token_bitmask;               /* a token-bitmask stage (bench's mask)    */
+    struct cli_grammar grammar;       /* --gbnf, --json-schema, --regex          */
+    const struct nextok_vocab *vocab; /* the command's: the grammar's tokens     */
+    struct nextok_grammar *g;         /* compiled by cli_sampling_grammar        */
+    struct nextok_token_table *tt;
+    struct nextok_compiled_grammar *cg;
 };
 
 void cli_sampling_init(struct cli_sampling *s);
@@ -190,8 +225,16 @@ int cli_sampling_params(const struct cli_sampling *s, int32_t n_vocab, const cha
  * Returns 0 with *out set, or CLI_EXIT_USAGE after printing the problem
  * (with the library's message).
  */
-int cli_chain_build(const struct cli_sampling *s, int32_t n_vocab, const char *cmd,
+int cli_chain_build(struct cli_sampling *s, int32_t n_vocab, const char *cmd,
                     struct nextok_chain **out);
+
+/* The grammar flags of s compiled against s->vocab, once (*cg NULL when
+ * none was given). 0, or CLI_EXIT_USAGE after printing why. */
+int cli_sampling_grammar(struct cli_sampling *s, const char *cmd,
+                         const struct nextok_compiled_grammar **cg);
+/* Give chain c a matcher over s's grammar as its token bitmask's source
+ * (nothing when no grammar was given). */
+int cli_chain_attach_grammar(struct cli_sampling *s, const char *cmd, struct nextok_chain *c);
 
 /* Help text for every flag cli_sampling_parse() knows, for `--help`. */
 void cli_sampling_usage(FILE *f);

@@ -305,7 +305,7 @@ static void noop_observer(size_t i, const char *name, const struct nextok_token_
     (void)user;
 }
 
-static int build_chains(struct bench *b, const struct cli_sampling *smp)
+static int build_chains(struct bench *b, struct cli_sampling *smp)
 {
     struct nextok_sampling_params p;
     if (cli_sampling_params(smp, (int32_t)b->o.V, "bench", &p)) return CLI_EXIT_USAGE;
@@ -484,7 +484,7 @@ static void bench_free(struct bench *b)
     nextok_threadpool_free(b->pool);
 }
 
-static int run_bench(struct bench *b, const struct cli_sampling *smp)
+static int run_bench(struct bench *b, struct cli_sampling *smp)
 {
     const struct bench_opts *o = &b->o;
     b->chains = calloc(o->B, sizeof *b->chains);
@@ -531,6 +531,8 @@ int nextok_cmd_bench(int argc, char **argv)
         if (r == CLI_PARSE_ERROR) rc = CLI_EXIT_USAGE;
     }
     if (!rc && b.o.R > 1 && b.o.B > 1) rc = cli_fail("bench", "--rows: only with --batch 1");
+    if (!rc && cli_grammar_given(&smp.grammar))
+        rc = cli_fail("bench", "grammars are measured by nextok grammar bench");
     if (!rc && b.o.plain_iters == 0) b.o.plain_iters = b.o.B > 1 ? 10 : b.o.iters;
     smp.token_bitmask = b.o.allowed > 0.0f;
     if (!rc) rc = run_bench(&b, &smp);

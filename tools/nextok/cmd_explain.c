@@ -405,6 +405,7 @@ static int run(struct explain_opts *o, struct explain_run *x)
     struct nextok_sampling_params p;
     if (cli_input_load(&o->in, CMD, &x->lg) != 0) return CLI_EXIT_USAGE;
     if (cli_vocab_open(CMD, o->vocab, x->lg.n_vocab, &x->voc) != 0) return CLI_EXIT_USAGE;
+    o->smp.vocab = x->voc.impl;
     if (cli_sampling_params(&o->smp, (int32_t)x->lg.n_vocab, CMD, &p) != 0) return CLI_EXIT_USAGE;
     if (cli_chain_build(&o->smp, (int32_t)x->lg.n_vocab, CMD, &x->chain) != 0)
         return CLI_EXIT_USAGE;

@@ -147,9 +147,12 @@ static int encode_prompt(const struct gen_opts *o, struct gen_run *r)
     return 0;
 }
 
-static int build_session(const struct gen_opts *o, struct gen_run *r)
+static int build_session(struct gen_opts *o, struct gen_run *r)
 {
     struct nextok_sampling_params sp;
+    const struct nextok_compiled_grammar *cg = NULL;
+    o->smp.vocab = r->vocab;
+    if (cli_sampling_grammar(&o->smp, CMD, &cg) != 0) return CLI_EXIT_USAGE;
     if (cli_sampling_params(&o->smp, nextok_vocab_n_tokens(r->vocab), CMD, &sp) != 0)
         return CLI_EXIT_USAGE;
     struct nextok_stop_params stop = nextok_stop_default_params();
@@ -161,6 +164,7 @@ static int build_session(const struct gen_opts *o, struct gen_run *r)
     p.sampling = &sp;
     p.stop = &stop;
     p.vocab = r->vocab;
+    p.grammar = cg;
     p.logprobs = o->json;
     struct nextok_error err;
     memset(&err, 0, sizeof err);

@@ -63,6 +63,7 @@ static int run(struct probs_opts *o, struct cli_logits *lg, struct cli_vocab *vo
 {
     if (cli_input_load(&o->in, CMD, lg) != 0) return CLI_EXIT_USAGE;
     if (cli_vocab_open(CMD, o->vocab, lg->n_vocab, voc) != 0) return CLI_EXIT_USAGE;
+    o->smp.vocab = voc->impl;
     if (cli_chain_build(&o->smp, (int32_t)lg->n_vocab, CMD, chain) != 0) return CLI_EXIT_USAGE;
     *out = malloc(lg->n_vocab * sizeof **out);
     if (!*out) return cli_fail(CMD, "out of memory");

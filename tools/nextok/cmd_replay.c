@@ -199,9 +199,12 @@ static struct nextok_stop_params stop_params(const struct replay_opts *o)
     return p;
 }
 
-static int build_session(const struct replay_opts *o, struct replay_run *r)
+static int build_session(struct replay_opts *o, struct replay_run *r)
 {
     struct nextok_sampling_params sp;
+    const struct nextok_compiled_grammar *cg = NULL;
+    o->smp.vocab = r->vocab;
+    if (cli_sampling_grammar(&o->smp, CMD, &cg) != 0) return CLI_EXIT_USAGE;
     if (cli_sampling_params(&o->smp, (int32_t)r->lg.n_vocab, CMD, &sp) != 0) return CLI_EXIT_USAGE;
     struct nextok_stop_params stop = stop_params(o);
     struct nextok_decode_params dp = nextok_decode_default_params();
@@ -211,6 +214,7 @@ static int build_session(const struct replay_opts *o, struct replay_run *r)
     p.stop = &stop;
     p.decode = &dp;
     p.vocab = r->vocab;
+    p.grammar = cg;
     p.logprobs = o->top_logprobs >= 0;
     p.top_logprobs = o->top_logprobs > 0 ? (size_t)o->top_logprobs : 0;
     struct nextok_error err;
@@ -259,7 +263,7 @@ static int generate(const struct replay_opts *o, struct replay_run *r)
     return 0;
 }
 
-static int run(const struct replay_opts *o, struct replay_run *r)
+static int run(struct replay_opts *o, struct replay_run *r)
 {
     if (load_inputs(o, r) != 0 || build_session(o, r) != 0) return CLI_EXIT_USAGE;
     r->out = o->stream ? stdout : open_memstream(&r->buf, &r->buf_n);

@@ -22,6 +22,7 @@ static void usage(FILE *f)
             "token id per line. Same seed, same lines.\n"
             "\n"
             "  -n N                        number of draws, 1..%lld (default 1)\n"
+            "  --vocab FILE                the vocabulary (needed by a grammar flag)\n"
             "\n",
             SAMPLE_MAX_N);
     cli_input_usage(f);
@@ -33,10 +34,15 @@ struct sample_opts {
     struct cli_sampling smp;
     struct cli_input in;
     long long n;
+    const char *vocab; /* for a grammar */
 };
 
 static enum cli_parse parse_own(struct sample_opts *o, int argc, char **argv, int *i)
 {
+    if (cli_is_flag(argv[*i], "--vocab")) {
+        o->vocab = cli_flag_value(CMD, argc, argv, i);
+        return o->vocab ? CLI_PARSE_OK : CLI_PARSE_ERROR;
+    }
     if (!cli_is_flag(argv[*i], "-n") && !cli_is_flag(argv[*i], "--n")) return CLI_PARSE_NOT_MINE;
     const char *v = cli_flag_value(CMD, argc, argv, i);
     if (!v || cli_parse_int(CMD, "-n", v, 1, SAMPLE_MAX_N, &o->n) != 0) return CLI_PARSE_ERROR;
@@ -55,10 +61,12 @@ static int parse(struct sample_opts *o, int argc, char **argv)
     return 0;
 }
 
-static int run(struct sample_opts *o, struct cli_logits *lg, struct nextok_chain **chain,
-               int32_t **toks)
+static int run(struct sample_opts *o, struct cli_logits *lg, struct cli_vocab *voc,
+               struct nextok_chain **chain, int32_t **toks)
 {
     if (cli_input_load(&o->in, CMD, lg) != 0) return CLI_EXIT_USAGE;
+    if (cli_vocab_open(CMD, o->vocab, lg->n_vocab, voc) != 0) return CLI_EXIT_USAGE;
+    o->smp.vocab = voc->impl;
     if (cli_chain_build(&o->smp, (int32_t)lg->n_vocab, CMD, chain) != 0) return CLI_EXIT_USAGE;
     *toks = malloc((size_t)o->n * sizeof **toks);
     if (!*toks) return cli_fail(CMD, "out of memory for %lld draws", o->n);
@@ -83,13 +91,15 @@ int nextok_cmd_sample(int argc, char **argv)
     struct sample_opts o = {.n = 1};
     struct cli_logits lg = {0};
     struct nextok_chain *chain = NULL;
+    struct cli_vocab voc = {0};
     int32_t *toks = NULL;
     cli_sampling_init(&o.smp);
     cli_input_init(&o.in);
     int rc = parse(&o, argc, argv);
-    if (rc == 0) rc = run(&o, &lg, &chain, &toks);
+    if (rc == 0) rc = run(&o, &lg, &voc, &chain, &toks);
     free(toks);
     nextok_chain_free(chain);
+    cli_vocab_close(&voc);
     cli_logits_free(&lg);
     cli_sampling_free(&o.smp);
     return rc;

@@ -23,7 +23,7 @@ static const struct command COMMANDS[] = {
     {"detok", nextok_cmd_detok, "turn token ids into text"},
     {"encode", nextok_cmd_encode, "turn text into token ids"},
     {"generate", nextok_cmd_generate, "generate text with the built-in demo model"},
-    {"grammar", nextok_cmd_grammar, "check a GBNF grammar, or whether it accepts a text"},
+    {"grammar", nextok_cmd_grammar, "check grammars (GBNF, JSON Schema, regex), walk and time token masks"},
     {"replay", nextok_cmd_replay, "replay a recorded generation"},
     {"bench", nextok_cmd_bench, "measure sampling speed"},
 };

@@ -268,6 +268,7 @@ void cli_sampling_init(struct cli_sampling *s)
 {
     memset(s, 0, sizeof *s);
     s->profile = NEXTOK_PROFILE_VLLM;
+    cli_grammar_init(&s->grammar);
 }
 
 void cli_sampling_free(struct cli_sampling *s)
@@ -275,6 +276,9 @@ void cli_sampling_free(struct cli_sampling *s)
     free(s->bias);
     free(s->prompt);
     free(s->output);
+    nextok_compiled_grammar_free(s->cg);
+    nextok_token_table_free(s->tt);
+    nextok_grammar_free(s->g);
     cli_sampling_init(s);
 }
 
@@ -282,6 +286,8 @@ enum cli_parse cli_sampling_parse(struct cli_sampling *s, const char *cmd, int a
                                   int *i)
 {
     const char *arg = argv[*i];
+    enum cli_parse g = cli_grammar_parse(&s->grammar, cmd, argc, argv, i);
+    if (g != CLI_PARSE_NOT_MINE) return g;
     if (strcmp(arg, "--nan-as-neg-inf") == 0) {
         s->nan_as_neg_inf = true;
         return CLI_PARSE_OK;
@@ -325,7 +331,7 @@ int cli_sampling_params(const struct cli_sampling *s, int32_t n_vocab, const cha
     if (s->selector_set) p.selector = s->selector;
     if (s->nan_as_neg_inf) p.nan_policy = NEXTOK_NAN_AS_NEG_INF;
     if (s->samplers) p.samplers = s->samplers;
-    if (s->token_bitmask) p.token_bitmask = true;
+    if (s->token_bitmask || cli_grammar_given(&s->grammar)) p.token_bitmask = true;
     for (size_t k = 0; k < s->n_bias; k++) {
         if (s->bias[k].token >= n_vocab)
             return cli_fail(cmd, "--logit-bias: token id %ld out of range [0, %ld) for these logits",
@@ -341,7 +347,7 @@ int cli_sampling_params(const struct cli_sampling *s, int32_t n_vocab, const cha
     return 0;
 }
 
-int cli_chain_build(const struct cli_sampling *s, int32_t n_vocab, const char *cmd,
+int cli_chain_build(struct cli_sampling *s, int32_t n_vocab, const char *cmd,
                     struct nextok_chain **out)
 {
     struct nextok_sampling_params p;
@@ -354,6 +360,10 @@ int cli_chain_build(const struct cli_sampling *s, int32_t n_vocab, const char *c
     if (st != NEXTOK_OK)
         return cli_fail(cmd, "invalid sampling parameters (profile %s): %s",
                         nextok_profile_name(s->profile), err.msg[0] ? err.msg : nextok_strerror(st));
+    if (cli_chain_attach_grammar(s, cmd, c) != 0) { /* before the outputs: they go through it */
+        nextok_chain_free(c);
+        return CLI_EXIT_USAGE;
+    }
     if (s->n_prompt) {
         st = nextok_chain_set_prompt(c, s->prompt, s->n_prompt);
         if (st != NEXTOK_OK) {
