@@ -1195,6 +1195,25 @@ NEXTOK_API struct nextok_json_schema_params nextok_json_schema_default_params(vo
 NEXTOK_API nextok_status nextok_grammar_init_json_schema(struct nextok_grammar **out,
         const char *schema, size_t len, const struct nextok_json_schema_params *sp,
         const struct nextok_grammar_params *params, struct nextok_error *err);
+/* Lazy grammars: free text until a trigger, then g (how a tool call after
+ * "<tool_call>", or the answer after "</think>", is constrained). The text
+ * before the trigger is any UTF-8 text that does not contain a trigger word
+ * (it may also end there: a reply need not trigger); the first trigger word
+ * completed, or a trigger token, switches to g, whose sentence must follow.
+ * Special tokens other than the triggers are not allowed before the
+ * trigger. words: UTF-8, not empty (word_lens NULL: NUL-terminated); at
+ * least one word or token; 4096 characters over all words at most. */
+struct nextok_lazy_params {
+    const char *const *words;
+    const size_t *word_lens;
+    size_t n_words;
+    const int32_t *tokens;
+    size_t n_tokens;
+};
+NEXTOK_API struct nextok_lazy_params nextok_lazy_default_params(void);
+NEXTOK_API nextok_status nextok_grammar_init_lazy(struct nextok_grammar **out,
+        const struct nextok_grammar *g, const struct nextok_lazy_params *lp,
+        const struct nextok_grammar_params *params, struct nextok_error *err);
 NEXTOK_API void nextok_grammar_free(struct nextok_grammar *g);
 /* Rules, the generated ones (groups, repetitions) included. */
 NEXTOK_API size_t nextok_grammar_n_rules(const struct nextok_grammar *g);

@@ -83,6 +83,12 @@ expect "regex rejects" 1 rejected grammar accepts --regex '[a-z]+@[a-z]+\.com' -
 bad "regex syntax" "regex column 2" grammar check --regex 'a(b'
 bad "regex lookahead" "cannot be a grammar" grammar check --regex 'a(?=b)'
 
+# lazy: free text until a trigger word, then the grammar
+expect "lazy accepts" 0 accepted grammar accepts --regex '[0-9]+' --trigger '<n>' --text 'free text <n>42'
+expect "lazy untriggered" 0 accepted grammar accepts --regex '[0-9]+' --trigger '<n>' --text 'no trigger here'
+expect "lazy rejects" 1 rejected grammar accepts --regex '[0-9]+' --trigger '<n>' --text 'x <n>4a'
+bad "lazy without grammar" "go with a grammar" grammar check --trigger '<n>'
+
 # --- mask --------------------------------------------------------------------------------
 run grammar mask --vocab "$GPT2" --gbnf "$JG" --text '{"a": [1, 2]}' --json
 if [ "$RC" -eq 0 ] && python3 - "$T/out" <<'PY'; then pass; else fail "mask --json: exit $RC $(cat "$T/err")"; fi

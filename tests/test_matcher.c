@@ -224,16 +224,30 @@ static void walk_check(const struct nextok_grammar *g, const struct nextok_vocab
     nextok_compiled_grammar_free(cg);
 }
 
+/* A tokenization of text by greedy longest match over the text tokens'
+ * bytes (any tokenization that spells the text will do for walking a
+ * grammar, and this one needs no pre-tokenizer regexes, so builds without
+ * PCRE2 run it too). 0 when some byte has no token. */
 static size_t encode(const struct nextok_vocab *v, const char *text, int32_t *ids, size_t cap)
 {
-    size_t n = 0;
-    struct nextok_error err;
-    struct nextok_encode_params p = nextok_encode_default_params();
-    p.add_bos = 0;
-    p.add_eos = 0;
-    /* a vocabulary that cannot spell the text (the small synthetic ones)
-     * walks at random instead */
-    if (nextok_vocab_encode(v, text, strlen(text), &p, ids, cap, &n, &err) != NEXTOK_OK) return 0;
+    size_t n = 0, len = strlen(text);
+    for (size_t at = 0; at < len && n < cap;) {
+        size_t best = 0;
+        int32_t best_id = -1;
+        for (int32_t id = 0; id < nextok_vocab_n_tokens(v); id++) {
+            size_t k = 0;
+            const char *b = nextok_vocab_token_bytes(v, id, &k);
+            uint32_t attrs = nextok_vocab_token_attrs(v, id);
+            if (k <= best || k > len - at ||
+                (attrs & (NEXTOK_TOKEN_ATTR_SPECIAL | NEXTOK_TOKEN_ATTR_ABSENT)) ||
+                nextok_vocab_is_eog(v, id) || memcmp(b, text + at, k) != 0)
+                continue;
+            best = k, best_id = id;
+        }
+        if (best_id < 0) return 0;
+        ids[n++] = best_id;
+        at += best;
+    }
     return n;
 }
 
@@ -259,6 +273,89 @@ static const char bounded_text[] =
     "{\"s\": \"The quick brown fox, said Zoë, \\\"jumps\\\" over the lazy dog\\n and then "
     "walks 23 km back home before tea; it is a long way (ﬁne) but worth it, every single "
     "time\", \"h\": \"deadbeef\", \"w\": [ 1  ]}";
+
+/* A lazy grammar: free text, a trigger word or token, then the grammar. */
+static struct nextok_grammar *lazy(const char *src, const int32_t *tokens, size_t n_tokens)
+{
+    struct nextok_grammar *g = gbnf(src, NULL), *lz = NULL;
+    static const char *const words[] = {"<tool_call>", "</think>"};
+    struct nextok_lazy_params lp = nextok_lazy_default_params();
+    struct nextok_error err;
+    lp.words = words, lp.n_words = 2, lp.tokens = tokens, lp.n_tokens = n_tokens;
+    if (g) CHECK_OK(nextok_grammar_init_lazy(&lz, g, &lp, NULL, &err));
+    nextok_grammar_free(g);
+    return lz;
+}
+
+TEST(lazy_grammars)
+{
+    static const char src[] = "root ::= \"{\\\"n\\\": \" [0-9]+ \"}\"\n";
+    struct nextok_grammar *lz = lazy(src, NULL, 0);
+    static const struct {
+        const char *text;
+        bool ok;
+    } cases[] = {
+        {"", true},
+        {"I will look it up.", true},
+        {"I will call <tool_call>{\"n\": 42}", true},
+        {"<tool_call>{\"n\": 4x}", false},
+        {"<tool_call>", false}, /* triggered: the grammar's sentence must follow */
+        {"<tool_cal>{\"n\": 1}", true},
+        {"x</think>{\"n\": 7}", true},
+        {"<tool_call>{\"n\": 1} and more", false},
+        {"<<tool_call>{\"n\": 2}", true},
+        {"</thin", true},
+    };
+    for (size_t i = 0; lz && i < sizeof cases / sizeof *cases; i++) {
+        bool ok = false;
+        struct nextok_error err;
+        CHECK_OK(nextok_grammar_accepts(lz, cases[i].text, strlen(cases[i].text), &ok, &err));
+        CHECK_MSG(ok == cases[i].ok, "lazy: \"%s\": %d", cases[i].text, ok);
+    }
+    /* masks against the recognizer, walking a scripted reply */
+    struct nextok_vocab *v = load_vocab("vocab/hf/gpt2/tokenizer.json");
+    int32_t ids[64];
+    size_t n = encode(v, "Let me check. <tool_call>{\"n\": 12345}", ids, 64);
+    walk_check(lz, v, "lazy, words: gpt2", ids, n, true, (int)n + 1, 150);
+    nextok_grammar_free(lz);
+    /* a token trigger: Mistral's <s> (special, not text) stands in for a
+     * tool-call token */
+    struct nextok_vocab *mv = load_vocab("vocab/hf/mistral-7b-v0.1/tokenizer.json");
+    int32_t trig = 1;
+    lz = lazy(src, &trig, 1);
+    struct nextok_compiled_grammar *cg = lz ? compile(lz, mv) : NULL;
+    struct nextok_matcher *m = NULL;
+    struct nextok_error err;
+    if (cg) CHECK_OK(nextok_matcher_init(&m, cg, &err));
+    if (m) {
+        CHECK_OK(nextok_matcher_accept_bytes(m, "thinking", 8, &err));
+        CHECK_OK(nextok_matcher_accept_token(m, trig, &err));
+        CHECK(!nextok_matcher_is_accepting(m) && !nextok_matcher_is_terminated(m));
+        char fb[8];
+        size_t nb = 0;
+        CHECK_OK(nextok_matcher_forced_bytes(m, fb, sizeof fb, &nb, &err));
+        CHECK(nb == 6 && memcmp(fb, "{\"n\": ", 6) == 0);
+        CHECK(nextok_matcher_accept_bytes(m, "{\"n\": x", 8, &err) == NEXTOK_ERR_REJECTED);
+        CHECK_OK(nextok_matcher_accept_bytes(m, "{\"n\": 9}", 8, &err));
+        CHECK(nextok_matcher_is_complete(m));
+    }
+    nextok_matcher_free(m);
+    nextok_compiled_grammar_free(cg);
+    nextok_grammar_free(lz);
+    /* refusals */
+    struct nextok_grammar *g = gbnf(src, NULL);
+    struct nextok_lazy_params lp = nextok_lazy_default_params();
+    CHECK(nextok_grammar_init_lazy(&lz, g, &lp, NULL, &err) == NEXTOK_ERR_INVALID_ARG);
+    CHECK(strstr(err.msg, "no trigger") != NULL);
+    const char *bad[] = {"a\xff"};
+    lp.words = bad, lp.n_words = 1;
+    CHECK(nextok_grammar_init_lazy(&lz, g, &lp, NULL, &err) == NEXTOK_ERR_INVALID_ARG);
+    CHECK(strstr(err.msg, "UTF-8") != NULL);
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+    nextok_vocab_free(mv);
+}
 
 TEST(masks_match_reference)
 {
@@ -688,6 +785,7 @@ int main(int argc, char **argv)
 {
     harness_init(argc, argv);
     RUN(masks_match_reference);
+    RUN(lazy_grammars);
     RUN(rollback_and_clone);
     RUN(failed_calls_change_nothing);
     RUN(token_references);

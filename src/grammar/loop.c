@@ -37,8 +37,10 @@ struct loop {
     const bool *loops;
     bool high, counted;
     uint32_t n_shift;
-    unsigned rep;  /* counted: a byte one repetition on */
-    int32_t entry; /* the looping state the first character leads to, or -1 */
+    unsigned rep;      /* counted: a byte one repetition on */
+    int32_t entry;     /* the looping state the first character leads to, or -1 */
+    const bool *first; /* entry: the first bytes that lead there */
+    bool first_high;   /* entry: and non-ASCII first characters */
 };
 
 /* How many of a spread of common printable bytes s does not refuse (-1 on
@@ -157,8 +159,10 @@ static int32_t walk_candidate(struct nextok__pcache *pc, struct loop *lp, int32_
     uint32_t n = tt->tok_off[id + 1] - tt->tok_off[id], i = 0, j = 0;
     while (i < n) {
         uint32_t cp, len = 1;
-        if (p[i] < 0x80 ? !lp->loops[p[i]]
-                        : !lp->high || !(len = (uint32_t)nextok__utf8_decode(p + i, n - i, &cp)))
+        const bool *set = i == 0 && lp->first ? lp->first : lp->loops;
+        bool high = i == 0 && lp->first ? lp->first_high : lp->high;
+        if (p[i] < 0x80 ? !set[p[i]]
+                        : !high || !(len = (uint32_t)nextok__utf8_decode(p + i, n - i, &cp)))
             break;
         i += len, j++;
     }
@@ -207,8 +211,8 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     if (h < 0) return -1;
     bool high = h;
     size_t nw = tt->n_words;
+    bool first[128];
     if (entry) { /* the first byte leads in, the others must loop there */
-        bool first[128];
         memcpy(first, loops, sizeof first);
         int r = loop_set(pc, shifted, loops, &high);
         if (r <= 0) return r;
@@ -220,7 +224,9 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     for (uint32_t i = 0; rank && shifted >= 0 && i < tt->n_text && tt->cp_len[tt->by_cp[i]] >= rank;
          i++)
         nextok__set_bit(w, tt->by_cp[i]); /* as long as the repetitions left: walked */
-    struct loop lp = {s, loops, high, rank && shifted >= 0, 1, rep, entry ? shifted : -1};
+    struct loop lp = {
+        s, loops, high, rank && shifted >= 0, 1, rep, entry ? shifted : -1, entry ? first : NULL,
+        h};
     pc->walk[0] = s;
     for (size_t k = 0; k < nw; k++) {
         uint32_t walk = w[k];

@@ -138,6 +138,9 @@ struct cli_grammar {
     const char *ws;                         /* --json-ws compact|N                 */
     bool strict, lenient;                   /* JSON Schema options                 */
     bool check_first;                       /* --check-first (sampling commands)   */
+    const char *triggers[16];               /* --trigger WORD: a lazy grammar      */
+    size_t n_triggers;
+    const char *trigger_tokens;             /* --trigger-tokens 1,2                */
 };
 
 void cli_grammar_init(struct cli_grammar *g);

@@ -24,6 +24,16 @@ enum cli_parse cli_grammar_parse(struct cli_grammar *g, const char *cmd, int arg
     if (strcmp(a, "--strict") == 0) return g->strict = true, CLI_PARSE_OK;
     if (strcmp(a, "--lenient") == 0) return g->lenient = true, CLI_PARSE_OK;
     if (strcmp(a, "--check-first") == 0) return g->check_first = true, CLI_PARSE_OK;
+    if (cli_is_flag(a, "--trigger")) {
+        if (g->n_triggers == 16) return cli_fail(cmd, "--trigger: at most 16"), CLI_PARSE_ERROR;
+        const char *v = cli_flag_value(cmd, argc, argv, i);
+        if (!v) return CLI_PARSE_ERROR;
+        g->triggers[g->n_triggers++] = v;
+        return CLI_PARSE_OK;
+    }
+    if (cli_is_flag(a, "--trigger-tokens"))
+        return (g->trigger_tokens = cli_flag_value(cmd, argc, argv, i)) ? CLI_PARSE_OK
+                                                                        : CLI_PARSE_ERROR;
     for (size_t k = 0; k < 4; k++) {
         if (!cli_is_flag(a, VALUED[k])) continue;
         if (!(*dst[k] = cli_flag_value(cmd, argc, argv, i))) return CLI_PARSE_ERROR;
@@ -38,6 +48,8 @@ int cli_grammar_check(const struct cli_grammar *g, const char *cmd)
     if (given > 1) return cli_fail(cmd, "give one of --gbnf, --json-schema and --regex");
     if ((g->ws || g->strict || g->lenient) && !g->json_schema)
         return cli_fail(cmd, "--json-ws, --strict and --lenient go with --json-schema");
+    if ((g->n_triggers || g->trigger_tokens) && !given)
+        return cli_fail(cmd, "--trigger and --trigger-tokens go with a grammar");
     return 0;
 }
 
@@ -65,6 +77,27 @@ static int schema_params(const struct cli_grammar *g, const char *cmd,
     sp->whitespace = NEXTOK_JSON_WS_FLEXIBLE;
     sp->max_ws = (unsigned)n;
     return 0;
+}
+
+/* *out made lazy: free text until a --trigger word or --trigger-tokens id. */
+static int make_lazy(const struct cli_grammar *g, const char *cmd,
+                     const struct nextok_grammar_params *p, struct nextok_grammar **out)
+{
+    int32_t *ids = NULL;
+    size_t n_ids = 0;
+    if (g->trigger_tokens &&
+        cli_parse_ids(cmd, "--trigger-tokens", g->trigger_tokens, &ids, &n_ids) != 0)
+        return CLI_EXIT_USAGE;
+    struct nextok_lazy_params lp = nextok_lazy_default_params();
+    lp.words = g->triggers, lp.n_words = g->n_triggers, lp.tokens = ids, lp.n_tokens = n_ids;
+    struct nextok_grammar *lz = NULL;
+    struct nextok_error err;
+    memset(&err, 0, sizeof err);
+    nextok_status st = nextok_grammar_init_lazy(&lz, *out, &lp, p, &err);
+    free(ids);
+    nextok_grammar_free(*out);
+    *out = lz;
+    return st == NEXTOK_OK ? 0 : cli_fail(cmd, "lazy grammar: %s", err.msg);
 }
 
 int cli_grammar_compile(const struct cli_grammar *g, const char *cmd, const struct nextok_vocab *v,
@@ -97,7 +130,7 @@ int cli_grammar_compile(const struct cli_grammar *g, const char *cmd, const stru
         free(src);
     }
     if (st != NEXTOK_OK) return cli_fail(cmd, "%s: %s", flag, err.msg);
-    return 0;
+    return g->n_triggers || g->trigger_tokens ? make_lazy(g, cmd, &p, out) : 0;
 }
 
 int cli_grammar_bind(const char *cmd, const struct nextok_grammar *g, const struct nextok_vocab *v,
@@ -126,7 +159,10 @@ void cli_grammar_usage(FILE *f)
           "  --lenient            JSON Schema: ignore keywords that cannot be enforced\n"
           "                       (each is printed), instead of refusing the schema\n"
           "  --check-first        sample unmasked, make the mask only when the token is\n"
-          "                       refused (llama.cpp's shortcut; exact without filters)\n",
+          "                       refused (llama.cpp's shortcut; exact without filters)\n"
+          "  --trigger WORD       a lazy grammar: free text until WORD (repeatable), then\n"
+          "                       the grammar\n"
+          "  --trigger-tokens IDS the same with token ids as triggers (1,2,3)\n",
           f);
 }
 
