@@ -70,16 +70,26 @@ static nextok_status push(struct nextok_matcher *m, int32_t s, struct nextok_err
     return NEXTOK_OK;
 }
 
+/* What a call about one token checks: the id, and that m is not done. *s:
+ * the current state. */
+static nextok_status token_call(const struct nextok_matcher *m, int32_t token, int32_t *s,
+                                struct nextok_error *err)
+{
+    NEXTOK_RETURN_IF(token < 0 || token >= m->cg->n_vocab, err, NEXTOK_ERR_TOKEN_RANGE,
+                     "token %d: outside the vocabulary (%d)", token, m->cg->n_vocab);
+    *s = current(m);
+    NEXTOK_RETURN_IF(*s == TERMINATED, err, NEXTOK_ERR_STATE,
+                     "matcher: terminated (an end-of-generation token was accepted)");
+    return NEXTOK_OK;
+}
+
 nextok_status nextok_matcher_is_allowed(struct nextok_matcher *m, int32_t token, bool *allowed,
                                         struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!m || !allowed, err, NEXTOK_ERR_INVALID_ARG,
                      "m and allowed: must not be NULL");
-    NEXTOK_RETURN_IF(token < 0 || token >= m->cg->n_vocab, err, NEXTOK_ERR_TOKEN_RANGE,
-                     "token %d: outside the vocabulary (%d)", token, m->cg->n_vocab);
-    int32_t s = current(m);
-    NEXTOK_RETURN_IF(s == TERMINATED, err, NEXTOK_ERR_STATE,
-                     "matcher: terminated (an end-of-generation token was accepted)");
+    int32_t s;
+    NEXTOK_FORWARD(token_call(m, token, &s, err));
     struct nextok__pcache *pc = m->pc;
     nextok_status rc = NEXTOK_OK;
     pthread_mutex_lock(&pc->lock);
@@ -102,11 +112,8 @@ nextok_status nextok_matcher_accept_token(struct nextok_matcher *m, int32_t toke
                                           struct nextok_error *err)
 {
     NEXTOK_RETURN_IF(!m, err, NEXTOK_ERR_INVALID_ARG, "m: must not be NULL");
-    NEXTOK_RETURN_IF(token < 0 || token >= m->cg->n_vocab, err, NEXTOK_ERR_TOKEN_RANGE,
-                     "token %d: outside the vocabulary (%d)", token, m->cg->n_vocab);
-    int32_t s = current(m);
-    NEXTOK_RETURN_IF(s == TERMINATED, err, NEXTOK_ERR_STATE,
-                     "matcher: terminated (an end-of-generation token was accepted)");
+    int32_t s;
+    NEXTOK_FORWARD(token_call(m, token, &s, err));
     struct nextok__pcache *pc = m->pc;
     pthread_mutex_lock(&pc->lock);
     int32_t t = m->cg->tt->kind[token] == NEXTOK__TK_EOG && pc->st[s].accept
