@@ -788,6 +788,10 @@ TEST(threads_share_a_compiled_grammar)
 int main(int argc, char **argv)
 {
     harness_init(argc, argv);
+    if (GROUP("threads")) { /* alone, for the TSan tier */
+        RUN(threads_share_a_compiled_grammar);
+        return harness_done();
+    }
     RUN(masks_match_reference);
     RUN(lazy_grammars);
     RUN(rollback_and_clone);
