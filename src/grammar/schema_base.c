@@ -171,7 +171,7 @@ void nextok__sch_lit(struct nextok__sch *c, struct nextok__buf *b, const char *s
         if (ch < 0x20) esc[1] = 'x', esc[2] = hex[ch >> 4], esc[3] = hex[ch & 15];
         nextok__sch_putn(c, b, esc, ch < 0x20 ? 4 : 2);
     }
-    nextok__sch_putn(c, b, s + n - run, run);
+    if (run) nextok__sch_putn(c, b, s + n - run, run); /* s may be NULL when n is 0 */
     nextok__sch_put(c, b, "\"");
 }
 

@@ -60,7 +60,7 @@ void nextok__sch_json_string(struct nextok__sch *c, struct nextok__buf *b, const
         char u[7] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15], 0};
         nextok__sch_put(c, b, short_esc ? short_esc : u);
     }
-    nextok__sch_putn(c, b, s + n - run, run);
+    if (run) nextok__sch_putn(c, b, s + n - run, run); /* s may be NULL when n is 0 */
     nextok__sch_put(c, b, "\"");
 }
 
