@@ -9,6 +9,7 @@
  * change nothing, limits hit on purpose, allocation failures, threads.
  */
 #include "harness.h"
+#include "fail_alloc.h"
 
 #include "common/file.h"
 #include "grammar/grammar_internal.h"
@@ -648,29 +649,6 @@ TEST(limits)
 
 /* ---- allocation failures ------------------------------------------------------------- */
 
-static long fail_at, calls, live;
-static void *f_alloc(void *u, size_t n)
-{
-    (void)u;
-    if (++calls == fail_at) return NULL;
-    void *p = malloc(n);
-    if (p) live++;
-    return p;
-}
-static void *f_realloc(void *u, void *p, size_t n)
-{
-    (void)u;
-    if (++calls == fail_at) return NULL;
-    void *q = realloc(p, n);
-    if (q && !p) live++;
-    return q;
-}
-static void f_free(void *u, void *p)
-{
-    (void)u;
-    if (p) live--;
-    free(p);
-}
 
 TEST(every_allocation_failing)
 {

@@ -8,6 +8,7 @@
  * counted repetitions; every allocation failing in turn.
  */
 #include "harness.h"
+#include "fail_alloc.h"
 
 #include "common/file.h"
 #include "common/json.h"
@@ -275,8 +276,6 @@ TEST(beyond_node)
     }
 }
 
-static void f_free(void *u, void *p);
-
 /* ---- refusals -------------------------------------------------------------------------------- */
 
 TEST(refusals)
@@ -472,29 +471,6 @@ TEST(sizes)
 
 /* ---- allocation failure ---------------------------------------------------------------------- */
 
-static long fail_at, calls, live;
-static void *f_alloc(void *u, size_t n)
-{
-    (void)u;
-    if (++calls == fail_at) return NULL;
-    void *p = malloc(n);
-    if (p) live++;
-    return p;
-}
-static void *f_realloc(void *u, void *p, size_t n)
-{
-    (void)u;
-    if (++calls == fail_at) return NULL;
-    void *q = realloc(p, n);
-    if (q && !p) live++;
-    return q;
-}
-static void f_free(void *u, void *p)
-{
-    (void)u;
-    if (p) live--;
-    free(p);
-}
 
 TEST(every_allocation_failing)
 {

@@ -7,6 +7,7 @@
  * in turn. The JSON-Schema-Test-Suite runs in test_schema_suite.c.
  */
 #include "harness.h"
+#include "fail_alloc.h"
 
 #include "grammar/schema_internal.h"
 #include "nextok.h"
@@ -672,11 +673,11 @@ static void on_ignored(void *user, const char *pointer, const char *keyword)
 
 TEST(lenient)
 {
-    int calls = 0;
+    int n_reports = 0;
     struct nextok_json_schema_params sp = nextok_json_schema_default_params();
     sp.lenient = true;
     sp.on_ignored = on_ignored;
-    sp.user = &calls;
+    sp.user = &n_reports;
     sp.whitespace = NEXTOK_JSON_WS_COMPACT;
     reports[0] = '\0';
     struct nextok_grammar *g = compile_p(
@@ -685,17 +686,17 @@ TEST(lenient)
         "{\"type\":[\"integer\",\"string\"],\"not\":{\"const\":3},\"format\":\"prime\"}}}",
         &sp);
     CHECK(g && accepts(g, "[1,1,3]") && accepts(g, "[\"a\"]") && !accepts(g, "[null]"));
-    CHECK_MSG(calls == 3 && strcmp(reports, "[ uniqueItems][/$defs/i not][/$defs/i format]") == 0,
-              "%d: %s", calls, reports);
+    CHECK_MSG(n_reports == 3 && strcmp(reports, "[ uniqueItems][/$defs/i not][/$defs/i format]") == 0,
+              "%d: %s", n_reports, reports);
     nextok_grammar_free(g);
     /* a failed call reports nothing */
-    calls = 0;
+    n_reports = 0;
     reports[0] = '\0';
     struct nextok_error err;
     g = NULL;
     CHECK(nextok_grammar_init_json_schema(&g, "{\"uniqueItems\":true,\"minimum\":\"x\"}", 35, &sp,
                                           NULL, &err) == NEXTOK_ERR_FORMAT &&
-          !g && calls == 0);
+          !g && n_reports == 0);
     /* without a callback */
     sp.on_ignored = NULL;
     CHECK(nextok_grammar_init_json_schema(&g, "{\"uniqueItems\":true}", 20, &sp, NULL, &err) ==
@@ -736,29 +737,6 @@ TEST(gbnf_text)
 
 /* ---- allocation failure --------------------------------------------------------------------------- */
 
-static long fail_at, calls, live;
-static void *f_alloc(void *u, size_t n)
-{
-    (void)u;
-    if (++calls == fail_at) return NULL;
-    void *p = malloc(n);
-    if (p) live++;
-    return p;
-}
-static void *f_realloc(void *u, void *p, size_t n)
-{
-    (void)u;
-    if (++calls == fail_at) return NULL;
-    void *q = realloc(p, n);
-    if (q && !p) live++;
-    return q;
-}
-static void f_free(void *u, void *p)
-{
-    (void)u;
-    if (p) live--;
-    free(p);
-}
 
 TEST(every_allocation_failing)
 {
