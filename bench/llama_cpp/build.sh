@@ -19,7 +19,8 @@
 #   package/                    its contents
 #   src/                        git clone of package/llama/gitRelease.bundle
 #   build/                      CMake build of src (build/src/libllama.a ...)
-#   bin/tokenize_bench          the benchmark driver
+#   bin/tokenize_bench          the encoding benchmark driver
+#   bin/grammar_bench           the grammar-mask benchmark driver
 #   commit                      the llama.cpp commit (full hash)
 set -euo pipefail
 
@@ -101,23 +102,26 @@ if grep -q '^GGML_OPENMP:BOOL=ON' build/CMakeCache.txt &&
     extra+=(-fopenmp)
 fi
 mkdir -p bin
-bench_src=$here/tokenize_bench.cpp
-need=0
-[ -x bin/tokenize_bench ] || need=1
-for f in "$bench_src" "${libs[@]}"; do
-    [ "$f" -nt bin/tokenize_bench ] && need=1
-done
-if [ $need = 1 ]; then
-    echo "== compiling bin/tokenize_bench"
+# the drivers: tokenize_bench (encoding, compare.sh) and grammar_bench (grammar
+# masks, grammar_compare.sh); each recompiled when it or a library is newer
+for driver in tokenize_bench grammar_bench; do
+    src=$here/$driver.cpp
+    need=0
+    [ -x "bin/$driver" ] || need=1
+    for f in "$src" "${libs[@]}"; do
+        [ "$f" -nt "bin/$driver" ] && need=1
+    done
+    [ $need = 1 ] || continue
+    echo "== compiling bin/$driver"
     "${CXX:-c++}" -std=c++17 -O2 -Wall -Wextra \
         -DLLAMA_BENCH_COMMIT="\"$commit\"" -DLLAMA_BENCH_TAG="\"$tag\"" \
         -Isrc/include -Isrc/ggml/include \
-        "$bench_src" -o bin/tokenize_bench.tmp \
+        "$src" -o "bin/$driver.tmp" \
         "${libs[@]}" "${extra[@]}" -lpthread -ldl -lm
-    mv bin/tokenize_bench.tmp bin/tokenize_bench
-fi
+    mv "bin/$driver.tmp" "bin/$driver"
+done
 
 echo "== done in $(( $(date +%s) - start )) s"
 echo "node-llama-cpp: $NLC_VERSION (llama.cpp release tag in the package: ${tag:-?})"
 echo "llama.cpp commit: $commit"
-echo "driver: $dir/bin/tokenize_bench"
+echo "drivers: $dir/bin/tokenize_bench $dir/bin/grammar_bench"
