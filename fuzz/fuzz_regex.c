@@ -4,8 +4,9 @@
  * pattern that converts compiles (or is refused as too large) and answers
  * for a few texts within the work limit, the modes agreeing: a whole match
  * is a search match, and a text's JSON-quoted form is accepted in a JSON
- * mode exactly when the text is accepted in the plain one. Nothing may
- * crash, hang or leak. */
+ * mode exactly when the text is accepted in the plain one. The same
+ * pattern as a lazy grammar's trigger agrees with the search mode
+ * (check_lazy). Nothing may crash, hang or leak. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,33 @@ static int accepts(const struct nextok_grammar *g, const char *text, size_t len)
     return rc == NEXTOK_OK ? yes : -1;
 }
 
+/* The regex as a lazy grammar's trigger pattern, before an empty grammar:
+ * a text with no match anywhere (the search grammar rejects it) must be
+ * accepted as free text; one it rejects must hold a match. Anchors, empty
+ * matches and the automaton's limits are refused with a message. */
+static void check_lazy(const char *re, size_t size, const struct nextok_grammar *search)
+{
+    struct nextok_grammar *inner = NULL, *lz = NULL;
+    struct nextok_error err = {NEXTOK_OK, ""};
+    if (nextok_grammar_init_gbnf(&inner, "root ::= \"\"", 11, NULL, &err) != NEXTOK_OK) abort();
+    const char *pats[] = {re};
+    struct nextok_lazy_params lp = nextok_lazy_default_params();
+    lp.patterns = pats, lp.pattern_lens = &size, lp.n_patterns = 1;
+    nextok_status rc = nextok_grammar_init_lazy(&lz, inner, &lp, NULL, &err);
+    if (rc != NEXTOK_OK && err.msg[0] == '\0') abort();
+    if (rc != NEXTOK_OK && rc != NEXTOK_ERR_UNSUPPORTED && rc != NEXTOK_ERR_INVALID_ARG &&
+        rc != NEXTOK_ERR_LIMIT && rc != NEXTOK_ERR_FORMAT)
+        abort();
+    if (rc == NEXTOK_OK) fuzz_reached("lazy");
+    for (size_t i = 0; lz && i < sizeof texts / sizeof texts[0]; i++) {
+        size_t n = strlen(texts[i]);
+        int found = accepts(search, texts[i], n), free_text = accepts(lz, texts[i], n);
+        if (found == 0 && free_text == 0) abort();
+    }
+    nextok_grammar_free(lz);
+    nextok_grammar_free(inner);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 4096) return 0;
@@ -99,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (full >= 0 && jfull >= 0 && full != jfull) abort();
         if (search >= 0 && jsearch >= 0 && search != jsearch) abort();
     }
+    if (ok) check_lazy(re, size, g[NEXTOK__RE_SEARCH]);
     for (unsigned f = 0; f < N_MODES; f++) {
         nextok_grammar_free(g[f]);
         nextok__buf_free(&text[f]);

@@ -1197,18 +1197,27 @@ NEXTOK_API nextok_status nextok_grammar_init_json_schema(struct nextok_grammar *
         const struct nextok_grammar_params *params, struct nextok_error *err);
 /* Lazy grammars: free text until a trigger, then g (how a tool call after
  * "<tool_call>", or the answer after "</think>", is constrained). The text
- * before the trigger is any UTF-8 text that does not contain a trigger word
- * (it may also end there: a reply need not trigger); the first trigger word
- * completed, or a trigger token, switches to g, whose sentence must follow.
- * Special tokens other than the triggers are not allowed before the
- * trigger. words: UTF-8, not empty (word_lens NULL: NUL-terminated); at
- * least one word or token; 4096 characters over all words at most. */
+ * before the trigger is any UTF-8 text in which no trigger has fired (it may
+ * also end there: a reply need not trigger). A trigger fires at the first
+ * point where the text so far ends with a trigger word or with a match of a
+ * trigger pattern (for a pattern that can match several lengths there, the
+ * earliest end wins: "<call>\s*" fires right after "<call>"), or at a
+ * trigger token; from there g's sentence must follow. Special tokens other
+ * than the triggers are not allowed before the trigger.
+ * words: UTF-8, not empty (word_lens NULL: NUL-terminated). patterns: the
+ * regexes of nextok_grammar_init_regex (pattern_lens NULL: NUL-terminated),
+ * without ^ and $ (NEXTOK_ERR_UNSUPPORTED) and not matching the empty string.
+ * At least one word, pattern or token; 16384 bytes over all words and
+ * patterns; the automaton they make is limited (NEXTOK_ERR_LIMIT). */
 struct nextok_lazy_params {
     const char *const *words;
     const size_t *word_lens;
     size_t n_words;
     const int32_t *tokens;
     size_t n_tokens;
+    const char *const *patterns;
+    const size_t *pattern_lens;
+    size_t n_patterns;
 };
 NEXTOK_API struct nextok_lazy_params nextok_lazy_default_params(void);
 NEXTOK_API nextok_status nextok_grammar_init_lazy(struct nextok_grammar **out,

@@ -87,6 +87,10 @@ bad "regex lookahead" "cannot be a grammar" grammar check --regex 'a(?=b)'
 expect "lazy accepts" 0 accepted grammar accepts --regex '[0-9]+' --trigger '<n>' --text 'free text <n>42'
 expect "lazy untriggered" 0 accepted grammar accepts --regex '[0-9]+' --trigger '<n>' --text 'no trigger here'
 expect "lazy rejects" 1 rejected grammar accepts --regex '[0-9]+' --trigger '<n>' --text 'x <n>4a'
+expect "lazy pattern accepts" 0 accepted grammar accepts --regex '[0-9]+' --trigger-pattern '<n[a-z]+>' --text 'x <nab>42'
+expect "lazy pattern rejects" 1 rejected grammar accepts --regex '[0-9]+' --trigger-pattern '<n[a-z]+>' --text 'x <nab>4a'
+expect "lazy pattern untriggered" 0 accepted grammar accepts --regex '[0-9]+' --trigger-pattern '<n[a-z]+>' --text 'x <n>4a'
+bad "lazy pattern anchored" "anchors" grammar check --regex '[0-9]+' --trigger-pattern '^<n>'
 bad "lazy without grammar" "go with a grammar" grammar check --trigger '<n>'
 
 # --- mask --------------------------------------------------------------------------------

@@ -309,6 +309,33 @@ TEST(every_allocation_failing)
     CHECK(points > 20);
     printf("  json.gbnf: %ld failure points\n", points);
     free(text);
+    /* a lazy grammar, with words and patterns (trigger_dfa.c): the inner
+     * grammar's allocator is the one lazy uses, so it is the failing one */
+    struct nextok_grammar *inner = NULL;
+    fail_at = 0;
+    CHECK_OK(nextok_grammar_init_gbnf(&inner, "root ::= [0-9]+", 15, &p, &err));
+    static const char *const words[] = {"<n>"}, *const pats[] = {"\\[N[0-9]{1,3}\\]"};
+    struct nextok_lazy_params lp = nextok_lazy_default_params();
+    lp.words = words, lp.n_words = 1, lp.patterns = pats, lp.n_patterns = 1;
+    points = 0;
+    for (fail_at = 1; inner; fail_at++, points++) {
+        calls = live = 0;
+        struct nextok_grammar *g = NULL;
+        nextok_status st = nextok_grammar_init_lazy(&g, inner, &lp, &p, &err);
+        bool yes = false;
+        if (st == NEXTOK_OK) st = nextok_grammar_accepts(g, "x [N12]345", 10, &yes, &err);
+        nextok_grammar_free(g);
+        CHECK_MSG(live == 0, "lazy: allocation %ld failing: %ld blocks left", fail_at, live);
+        if (calls < fail_at) {
+            CHECK(st == NEXTOK_OK && yes);
+            break;
+        }
+        CHECK_MSG(st == NEXTOK_ERR_NOMEM && strstr(err.msg, "out of memory"),
+                  "lazy: allocation %ld failing: %s %s", fail_at, nextok_status_name(st), err.msg);
+    }
+    CHECK(points > 10);
+    printf("  lazy: %ld failure points\n", points);
+    nextok_grammar_free(inner);
 }
 
 int main(void)

@@ -293,6 +293,53 @@ static struct nextok_grammar *lazy(const char *src, const int32_t *tokens, size_
     return lz;
 }
 
+/* Lazy grammars with trigger patterns: where a pattern fires, against a
+ * table, and the masks along a reply against the recognizer. */
+TEST(lazy_patterns)
+{
+    static const char src[] = "root ::= \"{\\\"n\\\": \" [0-9]+ \"}\"\n";
+    struct nextok_grammar *g = gbnf(src, NULL), *lz = NULL;
+    static const char *const pats[] = {"<call:[a-z]{1,8}>", "\\[TOOL_[0-9]+\\]\\s*"};
+    static const char *const words[] = {"</think>"};
+    struct nextok_lazy_params lp = nextok_lazy_default_params();
+    struct nextok_error err;
+    lp.patterns = pats, lp.n_patterns = 2, lp.words = words, lp.n_words = 1;
+    if (g) CHECK_OK(nextok_grammar_init_lazy(&lz, g, &lp, NULL, &err));
+    static const struct {
+        const char *text;
+        bool ok;
+    } cases[] = {
+        {"", true},
+        {"plain text, no call", true},
+        {"<call:get>{\"n\": 1}", true},
+        {"x <call:abcdefgh>{\"n\": 12}", true},
+        {"<call:abcdefghi>", true},  /* nine letters: no match, still free */
+        {"<call:get>", false},       /* fired: the sentence must follow */
+        {"<call:get> {\"n\": 1}", false},
+        {"<call:>{\"n\": 1}", true}, /* no letter: not a trigger */
+        {"<<call:x>{\"n\": 5}", true},
+        {"[TOOL_7]{\"n\": 3}", true},
+        {"[TOOL_7] {\"n\": 3}", false}, /* \s* fired empty: the earliest end wins */
+        {"[TOOL_]{\"n\": 3}", true},
+        {"done</think>{\"n\": 0}", true},
+        {"done</think>nope", false},
+        {"<call:Get>x", true}, /* upper case: no match */
+    };
+    for (size_t i = 0; lz && i < sizeof cases / sizeof *cases; i++) {
+        bool ok = false;
+        CHECK_OK(nextok_grammar_accepts(lz, cases[i].text, strlen(cases[i].text), &ok, &err));
+        CHECK_MSG(ok == cases[i].ok, "lazy patterns: \"%s\": %d", cases[i].text, ok);
+    }
+    struct nextok_vocab *v = load_vocab("vocab/hf/gpt2/tokenizer.json");
+    int32_t ids[64];
+    size_t n = encode(v, "I will call it: <call:lookup>{\"n\": 2026}", ids, 64);
+    if (lz) walk_check(lz, v, "lazy, patterns: gpt2", ids, n, true, (int)n + 1, 150);
+    nextok_grammar_free(lz);
+    nextok_grammar_free(g);
+    drop_tables();
+    nextok_vocab_free(v);
+}
+
 TEST(lazy_grammars)
 {
     static const char src[] = "root ::= \"{\\\"n\\\": \" [0-9]+ \"}\"\n";
@@ -351,6 +398,17 @@ TEST(lazy_grammars)
     /* refusals */
     struct nextok_grammar *g = gbnf(src, NULL);
     struct nextok_lazy_params lp = nextok_lazy_default_params();
+    const char *anchored[] = {"^<call>"}, *empty[] = {"a*"}, *broken[] = {"(ab"};
+    lp.patterns = anchored, lp.n_patterns = 1;
+    CHECK(nextok_grammar_init_lazy(&lz, g, &lp, NULL, &err) == NEXTOK_ERR_UNSUPPORTED);
+    CHECK(strstr(err.msg, "anchors") != NULL);
+    lp.patterns = empty;
+    CHECK(nextok_grammar_init_lazy(&lz, g, &lp, NULL, &err) == NEXTOK_ERR_INVALID_ARG);
+    CHECK(strstr(err.msg, "empty string") != NULL);
+    lp.patterns = broken;
+    CHECK(nextok_grammar_init_lazy(&lz, g, &lp, NULL, &err) == NEXTOK_ERR_FORMAT);
+    CHECK(strstr(err.msg, "column") != NULL);
+    lp = nextok_lazy_default_params();
     CHECK(nextok_grammar_init_lazy(&lz, g, &lp, NULL, &err) == NEXTOK_ERR_INVALID_ARG);
     CHECK(strstr(err.msg, "no trigger") != NULL);
     const char *bad[] = {"a\xff"};
@@ -773,6 +831,7 @@ int main(int argc, char **argv)
     }
     RUN(masks_match_reference);
     RUN(lazy_grammars);
+    RUN(lazy_patterns);
     RUN(rollback_and_clone);
     RUN(failed_calls_change_nothing);
     RUN(token_references);

@@ -38,6 +38,15 @@ struct nextok__gel {
  * unbounded memory. The repetition limit is llama.cpp's. */
 #define NEXTOK__G_MAX_REPEAT   2000u
 #define NEXTOK__G_MAX_RULES    (1u << 16)
+/* trigger_dfa.c: append to out the rules lz<q> of a lazy grammar's free part
+ * (lz0 the start): text until it ends with one of lp's words or a match of
+ * one of its patterns, or a trigger token, each then followed by the rule
+ * grammar_root. Errors: INVALID_ARG (empty word or pattern, bad UTF-8),
+ * FORMAT and UNSUPPORTED (a pattern's regex, anchors), LIMIT, NOMEM. */
+nextok_status nextok__lazy_free_part(struct nextok__buf *out, const struct nextok__mem *mem,
+                                     const struct nextok_lazy_params *lp,
+                                     const char *grammar_root, struct nextok_error *err);
+
 /* The same for GBNF made by a front end (JSON Schema, regex): a string of
  * up to 65 536 characters is one counted repetition (one rule per copy),
  * which the matcher keeps cheap; elements stay bounded by the limit below. */

@@ -140,6 +140,8 @@ struct cli_grammar {
     bool check_first;                       /* --check-first (sampling commands)   */
     const char *triggers[16];               /* --trigger WORD: a lazy grammar      */
     size_t n_triggers;
+    const char *patterns[16];               /* --trigger-pattern RE                */
+    size_t n_patterns;
     const char *trigger_tokens;             /* --trigger-tokens 1,2                */
 };
 

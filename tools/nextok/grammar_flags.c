@@ -24,11 +24,13 @@ enum cli_parse cli_grammar_parse(struct cli_grammar *g, const char *cmd, int arg
     if (strcmp(a, "--strict") == 0) return g->strict = true, CLI_PARSE_OK;
     if (strcmp(a, "--lenient") == 0) return g->lenient = true, CLI_PARSE_OK;
     if (strcmp(a, "--check-first") == 0) return g->check_first = true, CLI_PARSE_OK;
-    if (cli_is_flag(a, "--trigger")) {
-        if (g->n_triggers == 16) return cli_fail(cmd, "--trigger: at most 16"), CLI_PARSE_ERROR;
+    if (cli_is_flag(a, "--trigger") || cli_is_flag(a, "--trigger-pattern")) {
+        bool pattern = cli_is_flag(a, "--trigger-pattern");
+        size_t *n = pattern ? &g->n_patterns : &g->n_triggers;
+        if (*n == 16) return cli_fail(cmd, "%s: at most 16", a), CLI_PARSE_ERROR;
         const char *v = cli_flag_value(cmd, argc, argv, i);
         if (!v) return CLI_PARSE_ERROR;
-        g->triggers[g->n_triggers++] = v;
+        (pattern ? g->patterns : g->triggers)[(*n)++] = v;
         return CLI_PARSE_OK;
     }
     if (cli_is_flag(a, "--trigger-tokens"))
@@ -48,8 +50,8 @@ int cli_grammar_check(const struct cli_grammar *g, const char *cmd)
     if (given > 1) return cli_fail(cmd, "give one of --gbnf, --json-schema and --regex");
     if ((g->ws || g->strict || g->lenient) && !g->json_schema)
         return cli_fail(cmd, "--json-ws, --strict and --lenient go with --json-schema");
-    if ((g->n_triggers || g->trigger_tokens) && !given)
-        return cli_fail(cmd, "--trigger and --trigger-tokens go with a grammar");
+    if ((g->n_triggers || g->n_patterns || g->trigger_tokens) && !given)
+        return cli_fail(cmd, "--trigger, --trigger-pattern and --trigger-tokens go with a grammar");
     return 0;
 }
 
@@ -79,7 +81,8 @@ static int schema_params(const struct cli_grammar *g, const char *cmd,
     return 0;
 }
 
-/* *out made lazy: free text until a --trigger word or --trigger-tokens id. */
+/* *out made lazy: free text until a --trigger word, a --trigger-pattern
+ * match or a --trigger-tokens id. */
 static int make_lazy(const struct cli_grammar *g, const char *cmd,
                      const struct nextok_grammar_params *p, struct nextok_grammar **out)
 {
@@ -90,6 +93,7 @@ static int make_lazy(const struct cli_grammar *g, const char *cmd,
         return CLI_EXIT_USAGE;
     struct nextok_lazy_params lp = nextok_lazy_default_params();
     lp.words = g->triggers, lp.n_words = g->n_triggers, lp.tokens = ids, lp.n_tokens = n_ids;
+    lp.patterns = g->patterns, lp.n_patterns = g->n_patterns;
     struct nextok_grammar *lz = NULL;
     struct nextok_error err;
     memset(&err, 0, sizeof err);
@@ -130,7 +134,7 @@ int cli_grammar_compile(const struct cli_grammar *g, const char *cmd, const stru
         free(src);
     }
     if (st != NEXTOK_OK) return cli_fail(cmd, "%s: %s", flag, err.msg);
-    return g->n_triggers || g->trigger_tokens ? make_lazy(g, cmd, &p, out) : 0;
+    return g->n_triggers || g->n_patterns || g->trigger_tokens ? make_lazy(g, cmd, &p, out) : 0;
 }
 
 int cli_grammar_bind(const char *cmd, const struct nextok_grammar *g, const struct nextok_vocab *v,
@@ -162,6 +166,8 @@ void cli_grammar_usage(FILE *f)
           "                       refused (llama.cpp's shortcut; exact without filters)\n"
           "  --trigger WORD       a lazy grammar: free text until WORD (repeatable), then\n"
           "                       the grammar\n"
+          "  --trigger-pattern RE the same with a regex: the grammar starts where the text\n"
+          "                       first ends with a match (repeatable)\n"
           "  --trigger-tokens IDS the same with token ids as triggers (1,2,3)\n",
           f);
 }
