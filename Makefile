@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all build run test test-quick test-asan test-tsan test-clang fuzz install clean bench deps check-deps
+.PHONY: all build run test test-quick test-asan test-tsan test-clang fuzz install clean bench deps check-deps python install-python test-llama
 
 all: build
 
@@ -35,6 +35,19 @@ $(BUILD)/CMakeCache.txt: | check-deps
 build: check-deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The Python package (bindings/python) in $(BUILD)/python: `make` builds it too
+# (CMake target nextok_python); this builds only it and what it links.
+python: check-deps $(BUILD)/CMakeCache.txt
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target nextok_python
+
+# Install it for the current user: the package folder into the user site-packages
+# of /usr/bin/python3 (PYTHON=... for another interpreter built against).
+PYTHON ?= /usr/bin/python3
+install-python: python
+	@site=$$($(PYTHON) -m site --user-site) && mkdir -p "$$site" && rm -rf "$$site/nextok" && \
+	    cp -r $(BUILD)/python/nextok "$$site/" && echo "installed nextok in $$site"
+
 # The main job: the whole loop on the built-in demo model (prompt -> ids -> model
 # logits -> sampling chain -> detokenizer -> stop rules -> streamed text).
 RUN_PROMPT ?= It is a truth universally acknowledged, that
@@ -50,6 +63,13 @@ test: build
 
 test-quick: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE full
+
+# The llama.cpp adapter (adapters/llama.cpp) against real llama.cpp: builds llama.cpp once
+# under build/llama.cpp (bench/llama_cpp/build.sh: npm pack node-llama-cpp@3.21.1, about
+# 5 min on 2 cores, then cached), then the adapter's tests and example. Needs npm, git
+# and g++. Under ASan+UBSan: tests/llama/run.sh build-asan (after make test-asan).
+test-llama: check-deps $(BUILD)/CMakeCache.txt
+	JOBS=$(JOBS) tests/llama/run.sh $(BUILD)
 
 test-asan: check-deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNEXTOK_SANITIZE=ON $(CMAKE_FLAGS)

@@ -79,6 +79,12 @@ present() {
     case $2 in
     cmd:*) command -v "${2#cmd:}" >/dev/null 2>&1 ;;
     file:*) [ -e "${2#file:}" ] ;;
+    py:*) # a module Debian's python3 imports (the Python package's build and tests)
+        [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import ${2#py:}" >/dev/null 2>&1 ;;
+    pyh:*) # Python.h for Debian's python3 (python3-dev)
+        [ -x /usr/bin/python3 ] && /usr/bin/python3 -c \
+            "import os, sysconfig; assert os.path.exists(sysconfig.get_paths()['include'] + '/Python.h')" \
+            >/dev/null 2>&1 ;;
     pc:*)
         if command -v pkg-config >/dev/null 2>&1; then
             pkg-config --exists "${2#pc:}"
@@ -95,6 +101,8 @@ what_lacks() {
     cmd:*) echo "no ${1#cmd:} command" ;;
     file:*) echo "no ${1#file:}" ;;
     pc:*) echo "no pkg-config module ${1#pc:}" ;;
+    py:*) echo "/usr/bin/python3 cannot import ${1#py:}" ;;
+    pyh:*) echo "no Python.h for /usr/bin/python3" ;;
     esac
 }
 
