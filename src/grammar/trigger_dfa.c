@@ -63,6 +63,7 @@ static nextok_status limit(struct tb *t, const char *what)
 
 static nextok_status nfa_new(struct tb *t, uint32_t *id)
 {
+    *id = NONE;
     if (t->n_nfa >= MAX_NFA) return limit(t, "8192 automaton states (NFA)");
     t->nfa[t->n_nfa] = (struct nst){NONE, NONE, NONE, 0, NULL, false};
     *id = t->n_nfa++;
@@ -77,7 +78,7 @@ static nextok_status frag(struct tb *t, const struct nextok__re_parser *r, uint3
 static nextok_status frag_copies(struct tb *t, const struct nextok__re_parser *r, uint32_t id,
                                  uint32_t times, uint32_t *in, uint32_t *out, int depth)
 {
-    uint32_t a, b;
+    uint32_t a = NONE, b = NONE;
     NEXTOK_FORWARD(frag(t, r, id, in, out, depth));
     for (uint32_t k = 1; k < times; k++) {
         NEXTOK_FORWARD(frag(t, r, id, &a, &b, depth));
@@ -91,7 +92,7 @@ static nextok_status frag_rep(struct tb *t, const struct nextok__re_parser *r,
                               const struct nextok__re_node *n, uint32_t *in, uint32_t *out,
                               int depth)
 {
-    uint32_t a, b;
+    uint32_t a = NONE, b = NONE;
     NEXTOK_FORWARD(nfa_new(t, in));
     *out = *in;
     if (n->min > 0) {
@@ -101,14 +102,14 @@ static nextok_status frag_rep(struct tb *t, const struct nextok__re_parser *r,
     }
     if (n->max == NEXTOK__RE_INF) { /* a loop: out -> body -> out, or on */
         NEXTOK_FORWARD(frag(t, r, n->a, &a, &b, depth));
-        uint32_t next;
+        uint32_t next = NONE;
         NEXTOK_FORWARD(nfa_new(t, &next));
         t->nfa[*out].e1 = a, t->nfa[*out].e2 = next;
         t->nfa[b].e1 = *out;
         *out = next;
         return NEXTOK_OK;
     }
-    uint32_t end;
+    uint32_t end = NONE;
     NEXTOK_FORWARD(nfa_new(t, &end));
     for (uint32_t k = n->min; k < n->max; k++) { /* each optional copy may skip to end */
         NEXTOK_FORWARD(frag(t, r, n->a, &a, &b, depth));
@@ -135,17 +136,17 @@ static nextok_status frag(struct tb *t, const struct nextok__re_parser *r, uint3
         t->nfa[*in].n_rng = n->n;
     } else if (n->kind == NEXTOK__RE_CAT) {
         for (uint32_t k = 0; k < n->n; k++) {
-            uint32_t a, b;
+            uint32_t a = NONE, b = NONE;
             NEXTOK_FORWARD(frag(t, r, r->kid[n->a + k], &a, &b, depth + 1));
             t->nfa[*out].e1 = a;
             *out = b;
         }
     } else if (n->kind == NEXTOK__RE_ALT) {
         /* a chain of splits: in -> kid 0 | split -> kid 1 | ... , all to end */
-        uint32_t end, split = *in;
+        uint32_t end = NONE, split = *in;
         NEXTOK_FORWARD(nfa_new(t, &end));
         for (uint32_t k = 0; k < n->n; k++) {
-            uint32_t a, b, next = NONE;
+            uint32_t a = NONE, b = NONE, next = NONE;
             NEXTOK_FORWARD(frag(t, r, r->kid[n->a + k], &a, &b, depth + 1));
             t->nfa[b].e1 = end;
             if (k + 1 < n->n) NEXTOK_FORWARD(nfa_new(t, &next));
@@ -161,7 +162,7 @@ static nextok_status frag(struct tb *t, const struct nextok__re_parser *r, uint3
 static nextok_status add_pattern(struct tb *t, const char *re, size_t len, size_t i)
 {
     struct nextok__re_parser *r = &t->re[t->n_re];
-    uint32_t root, in, out;
+    uint32_t root = 0, in = NONE, out = NONE;
     nextok_status rc = nextok__re_parse(r, re, len, t->mem, t->err, &root);
     t->n_re++; /* freed at the end whatever happened */
     NEXTOK_FORWARD(rc);
@@ -327,7 +328,7 @@ static nextok_status build_dfa(struct tb *t)
     for (uint32_t k = 0; k < t->n_starts; k++)
         t->sets[t->starts[k] / 64] |= 1ull << (t->starts[k] % 64);
     closure(t, t->sets, stack);
-    uint32_t start;
+    uint32_t start = NONE;
     nextok_status rc = intern(t, &start);
     for (uint32_t q = 0; rc == NEXTOK_OK && q < t->n_dfa; q++) {
         if (t->fired[q]) continue; /* the grammar takes over from here */
