@@ -16,9 +16,17 @@ import numpy as np
 import nextok
 
 
+def aligned(n):
+    """n float32 at a 64-byte boundary, as bench_c allocates them (numpy's own
+    arrays start 16 bytes past one, which costs the kernels split loads)."""
+    buf = np.empty(n + 16, np.float32)
+    off = (-buf.ctypes.data % 64) // 4
+    return buf[off:off + n]
+
+
 def rows(n, seed=7):
     """The LCG of bench_c.c, so both sides sample the same values."""
-    out = np.empty(n, np.float32)
+    out = aligned(n)
     s = seed
     mask = (1 << 64) - 1
     for i in range(n):
@@ -47,6 +55,7 @@ def py_batch(v, b, iters, reps, threads):
     x = rows(b * v).reshape(b, v)
     p = params()
     out = np.empty(b, np.int32)
+    assert x.ctypes.data % 64 == 0
     nextok.sample_batch(x, p, threads=threads, out=out)  # builds the cached chains
     times = []
     for _ in range(reps):
