@@ -123,6 +123,50 @@ static inline double or_chi2_sf(double x, double df)
     return or_gamma_q_cf(a, y);
 }
 
+/* Pearson's goodness of fit of count[id] (n draws) to expect[id], the exact
+ * probabilities (0 outside the support: a draw there counts as impossible).
+ * Ids expected fewer than 5 times are pooled into one bin, or, when the pool
+ * itself expects fewer than 5, merged into the smallest regular bin.
+ * df = bins - 1, p = P(chi2_df >= stat) (1 with no degree of freedom). */
+struct or_chi2 {
+    double stat, df, p;
+    int bins, impossible;
+};
+
+static inline struct or_chi2 or_chi2_fit(const long *count, const long double *expect, int32_t V,
+                                         long n)
+{
+    struct or_chi2 r = {0, 0, 1, 0, 0};
+    double pool_e = 0, pool_o = 0, small_e = INFINITY;
+    int32_t small_id = -1;
+    for (int32_t i = 0; i < V; i++) {
+        double e = (double)(expect[i] * n);
+        if (expect[i] == 0) {
+            r.impossible += count[i] > 0;
+            continue;
+        }
+        if (e < 5) {
+            pool_e += e, pool_o += (double)count[i];
+            continue;
+        }
+        r.stat += (count[i] - e) * (count[i] - e) / e;
+        r.bins++;
+        if (e < small_e) small_e = e, small_id = i;
+    }
+    if (pool_e >= 5) {
+        r.stat += (pool_o - pool_e) * (pool_o - pool_e) / pool_e;
+        r.bins++;
+    } else if (pool_e > 0 && small_id >= 0) {
+        double e = small_e, o = (double)count[small_id];
+        r.stat -= (o - e) * (o - e) / e;
+        e += pool_e, o += pool_o;
+        r.stat += (o - e) * (o - e) / e;
+    }
+    r.df = r.bins - 1;
+    r.p = r.df > 0 ? or_chi2_sf(r.stat, r.df) : 1.0;
+    return r;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Candidates and state                                                      */
 /* ------------------------------------------------------------------------ */

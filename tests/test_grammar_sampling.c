@@ -89,35 +89,13 @@ static long double *expected(const struct fixture *f, float t, int k)
     return e;
 }
 
-/* Pearson's statistic with expected counts below 5 pooled. */
-static double chi2_p(const long *count, const long double *e, int32_t V, long n, int *outside,
-                     int *bins)
-{
-    double stat = 0, pool_e = 0, pool_o = 0;
-    *outside = *bins = 0;
-    for (int32_t i = 0; i < V; i++) {
-        double x = (double)(e[i] * n);
-        if (e[i] == 0) {
-            *outside += count[i] > 0;
-        } else if (x < 5) {
-            pool_e += x, pool_o += (double)count[i];
-        } else {
-            stat += (count[i] - x) * (count[i] - x) / x;
-            ++*bins;
-        }
-    }
-    if (pool_e > 0) stat += (pool_o - pool_e) * (pool_o - pool_e) / pool_e, ++*bins;
-    return or_chi2_sf(stat, *bins - 1);
-}
-
 static void check_counts(const char *name, const long *count, const long double *e, int32_t V)
 {
-    int outside = 0, bins = 0;
-    double p = chi2_p(count, e, V, N_DRAWS, &outside, &bins);
-    printf("  %-30s bins %3d  p %.3g  outside the grammar %d\n", name, bins, p, outside);
-    CHECK_MSG(outside == 0, "%s: %d draws the grammar forbids", name, outside);
-    CHECK_MSG(bins >= 5, "%s: %d bins", name, bins);
-    CHECK_MSG(p >= P_FAIL, "%s: p %.3g", name, p);
+    struct or_chi2 r = or_chi2_fit(count, e, V, N_DRAWS);
+    printf("  %-30s bins %3d  p %.3g  outside the grammar %d\n", name, r.bins, r.p, r.impossible);
+    CHECK_MSG(r.impossible == 0, "%s: %d draws the grammar forbids", name, r.impossible);
+    CHECK_MSG(r.bins >= 5, "%s: %d bins", name, r.bins);
+    CHECK_MSG(r.p >= P_FAIL, "%s: p %.3g", name, r.p);
 }
 
 /* A chain: [grammar] [top-k k] temp t, dist. */

@@ -40,42 +40,6 @@ static float *peaked_row(int32_t V, uint64_t seed, int n_boost, double boost)
 
 /* ---- the chi-square test ----------------------------------------------------- */
 
-struct chi2 { double stat, df, p; int bins, impossible; };
-
-/* expect[id] = exact probability (0 outside the support). */
-static struct chi2 chi2_test(const long *count, const long double *expect, int32_t V, long n)
-{
-    struct chi2 r = {0, 0, 1, 0, 0};
-    double pool_e = 0, pool_o = 0, small_e = INFINITY;
-    int32_t small_id = -1;
-    for (int32_t i = 0; i < V; i++) {
-        double e = (double)(expect[i] * n);
-        if (expect[i] == 0) {
-            r.impossible += count[i] > 0;
-            continue;
-        }
-        if (e < 5) {
-            pool_e += e, pool_o += (double)count[i];
-            continue;
-        }
-        r.stat += (count[i] - e) * (count[i] - e) / e;
-        r.bins++;
-        if (e < small_e) small_e = e, small_id = i;
-    }
-    if (pool_e >= 5) {
-        r.stat += (pool_o - pool_e) * (pool_o - pool_e) / pool_e;
-        r.bins++;
-    } else if (pool_e > 0 && small_id >= 0) {
-        /* merge the pool into the smallest regular bin */
-        double e = small_e, o = (double)count[small_id];
-        r.stat -= (o - e) * (o - e) / e;
-        e += pool_e, o += pool_o;
-        r.stat += (o - e) * (o - e) / e;
-    }
-    r.df = r.bins - 1;
-    r.p = r.df > 0 ? or_chi2_sf(r.stat, r.df) : 1.0;
-    return r;
-}
 
 /* Draw N tokens at steps 0..N-1 and test them against expect. */
 static void draw_and_test(const char *name, struct nextok_chain *c, const void *row,
@@ -94,7 +58,7 @@ static void draw_and_test(const char *name, struct nextok_chain *c, const void *
         }
         count[tok]++;
     }
-    struct chi2 r = chi2_test(count, expect, V, N_DRAWS);
+    struct or_chi2 r = or_chi2_fit(count, expect, V, N_DRAWS);
     printf("  %-34s bins %4d  chi2 %9.2f  df %4.0f  p %.3g  outside-support %d  (%.1fs)\n", name, r.bins,
            r.stat, r.df, r.p, r.impossible, (double)(clock() - t0) / CLOCKS_PER_SEC);
     CHECK_EQ_INT(bad, 0);

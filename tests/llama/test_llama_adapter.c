@@ -160,44 +160,11 @@ static int32_t selected_id(const llama_token_data_array *cur)
 
 /* ---- chi-square --------------------------------------------------------------------- */
 
-struct chi2 {
-    double stat, df, p;
-    int bins, impossible;
-};
-
-/* Goodness of fit: counts against expect[id] (0 outside the support); bins
- * with expected count < 5 pooled. */
-static struct chi2 chi2_fit(const long *count, const double *expect, int32_t V, long n)
-{
-    struct chi2 r = {0, 0, 1, 0, 0};
-    double pool_e = 0, pool_o = 0;
-    for (int32_t i = 0; i < V; i++) {
-        const double e = expect[i] * (double)n;
-        if (expect[i] == 0) {
-            r.impossible += count[i] > 0;
-            continue;
-        }
-        if (e < 5) {
-            pool_e += e, pool_o += (double)count[i];
-            continue;
-        }
-        r.stat += (count[i] - e) * (count[i] - e) / e;
-        r.bins++;
-    }
-    if (pool_e > 0) {
-        r.stat += (pool_o - pool_e) * (pool_o - pool_e) / pool_e;
-        r.bins++;
-    }
-    r.df = r.bins - 1;
-    r.p = r.df > 0 ? or_chi2_sf(r.stat, r.df) : 1.0;
-    return r;
-}
-
 /* Homogeneity of two samples of equal size (2 x K table; ids with fewer than
  * 10 draws in both together pooled). */
-static struct chi2 chi2_two(const long *a, const long *b, int32_t V, long n)
+static struct or_chi2 chi2_two(const long *a, const long *b, int32_t V, long n)
 {
-    struct chi2 r = {0, 0, 1, 0, 0};
+    struct or_chi2 r = {0, 0, 1, 0, 0};
     double pa = 0, pb = 0;
     for (int32_t i = 0; i < V; i++) {
         if (a[i] + b[i] < 10) {
@@ -219,7 +186,7 @@ static struct chi2 chi2_two(const long *a, const long *b, int32_t V, long n)
     return r;
 }
 
-static void check_chi2(const char *name, struct chi2 r)
+static void check_chi2(const char *name, struct or_chi2 r)
 {
     printf("  %-44s bins %4d  chi2 %9.2f  df %4.0f  p %.3g  outside-support %d\n", name, r.bins,
            r.stat, r.df, r.p, r.impossible);
@@ -229,10 +196,10 @@ static void check_chi2(const char *name, struct chi2 r)
 }
 
 /* nextok's exact distribution for row (the chain at its current step). */
-static double *exact_dist(struct nextok_chain *c, const float *row, int32_t V)
+static long double *exact_dist(struct nextok_chain *c, const float *row, int32_t V)
 {
     struct nextok_token_data *out = malloc((size_t)V * sizeof *out);
-    double *e = calloc((size_t)V, sizeof *e);
+    long double *e = calloc((size_t)V, sizeof *e);
     size_t n = 0;
     CHECK_OK(nextok_chain_probs(c, row, NEXTOK_DTYPE_F32, out, (size_t)V, &n, NULL));
     for (size_t i = 0; i < n; i++) e[out[i].id] = out[i].p;
@@ -353,7 +320,7 @@ TEST(terminal_chi2)
     struct nextok_chain *ref = nextok_ref(&sp);
     if (!ad || !ref) return;
     struct llama_sampler *chain = lchain(&ad, 1);
-    double *e = exact_dist(ref, row, V);
+    long double *e = exact_dist(ref, row, V);
     long *count = calloc((size_t)V, sizeof *count);
     llama_token_data *buf = malloc((size_t)V * sizeof *buf);
     int bad = 0;
@@ -369,7 +336,7 @@ TEST(terminal_chi2)
         count[t]++;
     }
     CHECK_EQ_INT(bad, 0);
-    check_chi2("adapter vs nextok exact (V 4096)", chi2_fit(count, e, V, N_DRAWS));
+    check_chi2("adapter vs nextok exact (V 4096)", or_chi2_fit(count, e, V, N_DRAWS));
     llama_sampler_free(chain);
     nextok_chain_free(ref);
     free(row), free(e), free(count), free(buf);
@@ -418,7 +385,7 @@ TEST(llama_profile_vs_llama_chain)
     struct llama_sampler *lc = llama_default_chain(33);
     if (!ref || !ad) return;
     struct llama_sampler *nc = lchain(&ad, 1);
-    double *e = exact_dist(ref, row, V);
+    long double *e = exact_dist(ref, row, V);
     long *cl = calloc((size_t)V, sizeof *cl), *cn = calloc((size_t)V, sizeof *cn);
     llama_token_data *buf = malloc((size_t)V * sizeof *buf);
     int bad = 0;
@@ -441,8 +408,8 @@ TEST(llama_profile_vs_llama_chain)
         nextok_chain_set_step(nextok_llama_sampler_chain(ad), (uint64_t)s + 1); /* no history */
     }
     CHECK_EQ_INT(bad, 0);
-    check_chi2("llama.cpp chain vs nextok exact", chi2_fit(cl, e, V, N_DRAWS));
-    check_chi2("adapter vs nextok exact", chi2_fit(cn, e, V, N_DRAWS));
+    check_chi2("llama.cpp chain vs nextok exact", or_chi2_fit(cl, e, V, N_DRAWS));
+    check_chi2("adapter vs nextok exact", or_chi2_fit(cn, e, V, N_DRAWS));
     check_chi2("adapter vs llama.cpp chain (two samples)", chi2_two(cn, cl, V, N_DRAWS));
     llama_sampler_free(lc);
     llama_sampler_free(nc);
@@ -535,7 +502,7 @@ TEST(filter_mode)
     struct llama_sampler *s[] = {adapter(&sw, NEXTOK_LLAMA_FILTER), llama_sampler_init_dist(43)};
     if (!rw || !s[0]) return;
     struct llama_sampler *chain = lchain(s, 2);
-    double *e = exact_dist(rw, row, W);
+    long double *e = exact_dist(rw, row, W);
     long *count = calloc((size_t)W, sizeof *count);
     int bad = 0;
     for (long d = 0; d < N_DRAWS; d++) {
@@ -548,7 +515,7 @@ TEST(filter_mode)
             bad++;
     }
     CHECK_EQ_INT(bad, 0);
-    check_chi2("filter + llama.cpp dist vs nextok exact", chi2_fit(count, e, W, N_DRAWS));
+    check_chi2("filter + llama.cpp dist vs nextok exact", or_chi2_fit(count, e, W, N_DRAWS));
     llama_sampler_free(chain);
     nextok_chain_free(rw);
     free(row), free(e), free(count);
