@@ -7,8 +7,11 @@
 
 #include <string.h>
 
-static int ids_copy(PyObject *obj, const char *what, struct nkpy_ids *ids)
+int nkpy_int32_seq(PyObject *obj, const char *what, int32_t **out, size_t *n)
 {
+    *out = NULL;
+    *n = 0;
+    if (obj == Py_None) return 0;
     PyObject *seq = PySequence_Fast(obj, "");
     if (!seq) {
         PyErr_Format(PyExc_TypeError,
@@ -45,14 +48,22 @@ static int ids_copy(PyObject *obj, const char *what, struct nkpy_ids *ids)
         a[i] = (int32_t)x;
     }
     Py_DECREF(seq);
-    ids->owned = a;
-    ids->data = a;
-    ids->n = (size_t)len;
+    *out = a;
+    *n = (size_t)len;
     return 0;
 fail:
     Py_DECREF(seq);
     PyMem_Free(a);
     return -1;
+}
+
+static int ids_copy(PyObject *obj, const char *what, struct nkpy_ids *ids)
+{
+    int32_t *a;
+    if (nkpy_int32_seq(obj, what, &a, &ids->n) < 0) return -1;
+    ids->owned = a;
+    ids->data = a;
+    return 0;
 }
 
 int nkpy_ids_get(PyObject *obj, const char *what, struct nkpy_ids *ids)

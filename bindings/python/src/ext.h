@@ -107,8 +107,8 @@ PyObject *nkpy_new_int32_array(struct nkpy_state *st, Py_ssize_t n, int32_t **da
 
 /* ---- conversions --------------------------------------------------------- */
 
-/* A sequence (or None when allow_none) of ints to a new int32 array (PyMem);
- * *out NULL and *n 0 for None or an empty sequence. */
+/* args.c: None, or a sequence of integers (anything with __index__), to a
+ * new int32 array (PyMem; *out NULL and *n 0 for None). */
 int nkpy_int32_seq(PyObject *obj, const char *what, int32_t **out, size_t *n);
 
 /* Token ids in: a 1-D int32 array read in place (numpy, torch, DLPack,

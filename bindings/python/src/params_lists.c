@@ -23,41 +23,6 @@ int nkpy_set_i32(PyObject *v, const char *name, int32_t *out)
 
 /* ---- list fields ---------------------------------------------------------------- */
 
-int nkpy_int32_seq(PyObject *obj, const char *what, int32_t **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    if (obj == Py_None) return 0;
-    PyObject *seq = PySequence_Fast(obj, "");
-    if (!seq) {
-        PyErr_Format(PyExc_TypeError, "%s: expected a sequence of ints", what);
-        return -1;
-    }
-    Py_ssize_t len = PySequence_Size(seq);
-    int32_t *a = len > 0 ? PyMem_Malloc((size_t)len * sizeof *a) : NULL;
-    if (len > 0 && !a) {
-        Py_DECREF(seq);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *item = PySequence_GetItem(seq, i);
-        int rc = item && PyLong_Check(item) ? nkpy_set_i32(item, what, &a[i]) : -1;
-        if (item && !PyLong_Check(item))
-            PyErr_Format(PyExc_TypeError, "%s: item %zd is not an int", what, i);
-        Py_XDECREF(item);
-        if (rc < 0) {
-            PyMem_Free(a);
-            Py_DECREF(seq);
-            return -1;
-        }
-    }
-    Py_DECREF(seq);
-    *out = a;
-    *n = (size_t)len;
-    return 0;
-}
-
 /* A tuple of the ints (for the getters: what was set, as a value). */
 static PyObject *int32_tuple(const int32_t *a, size_t n)
 {
