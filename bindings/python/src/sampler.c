@@ -251,10 +251,11 @@ static PyObject *sampler_logprobs(PyObject *self, PyObject *args, PyObject *kwar
             return NULL;
         }
     }
-    /* the chain's distribution at this step (and the token sample() picks) */
+    /* the chain's distribution at this step (and the token sample() picks):
+     * needed unless the raw row's logprobs of a given token are asked */
     size_t n_surv;
-    int32_t token;
-    if (run_probs(s, logits, &n_surv, &token) < 0) return NULL;
+    int32_t token = (int32_t)want;
+    if ((processed || want < 0) && run_probs(s, logits, &n_surv, &token) < 0) return NULL;
     if (want >= 0) token = (int32_t)want;
     struct nextok_logprob *top = top_n ? PyMem_Malloc((size_t)top_n * sizeof *top) : NULL;
     if (top_n && !top) return PyErr_NoMemory();
