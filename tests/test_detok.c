@@ -233,21 +233,6 @@ static int valid_utf8(const unsigned char *s, size_t n)
 
 /* ---- small in-memory vocabularies (no shared data needed) ----------------------------- */
 
-static size_t b64(const unsigned char *s, size_t n, char *out)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) |
-                     (i + 2 < n ? s[i + 2] : 0);
-        out[o++] = a[v >> 18];
-        out[o++] = a[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? a[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < n ? a[v & 63] : '=';
-    }
-    return o;
-}
-
 /* Ranks 0..255: the single bytes; 256..: a few multi-byte tokens; 300, 301: specials. */
 static struct nextok_vocab *tiny_tiktoken(void)
 {
@@ -258,7 +243,7 @@ static struct nextok_vocab *tiny_tiktoken(void)
     for (int i = 0; i < 261; i++) {
         unsigned char one = (unsigned char)i;
         const unsigned char *p = i < 256 ? &one : (const unsigned char *)extra[i - 256];
-        size_t k = b64(p, i < 256 ? 1 : strlen(extra[i - 256]), line);
+        size_t k = h_base64(p, i < 256 ? 1 : strlen(extra[i - 256]), line);
         n += (size_t)snprintf(text + n, 8192 - n, "%.*s %d\n", (int)k, line, i);
     }
     struct nextok_vocab *v = NULL;

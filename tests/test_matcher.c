@@ -470,6 +470,70 @@ TEST(masks_match_reference)
     nextok_grammar_free(mb);
 }
 
+/* A tiktoken vocabulary of the 256 bytes and n_extra distinct random tokens
+ * of 2 to 10 characters over a few ASCII ones, tab, newline and é: short
+ * words that counted repetitions of wide classes take in part. */
+static struct nextok_vocab *random_tiktoken(int n_extra)
+{
+    static const char *const alph[] = {" ", "!", "a", "b", "c", "x", "y", "z", "0", "1",
+                                       "9", "-", ".", "A", "B", "\"", "\n", "\t", "\xc3\xa9"};
+    size_t n_alph = sizeof alph / sizeof *alph, cap = (size_t)(256 + n_extra) * 48, n = 0;
+    char *text = malloc(cap), *toks = malloc((size_t)n_extra * 24), line[48];
+    for (int i = 0; i < 256 + n_extra; i++) {
+        unsigned char one = (unsigned char)i, *p = &one;
+        size_t len = 1;
+        if (i >= 256) {
+            p = (unsigned char *)toks + (size_t)(i - 256) * 24;
+            do { /* a token not made before */
+                len = 0;
+                for (int k = 0, want = 2 + (int)(rnd() % 9); k < want; k++) {
+                    const char *c = alph[rnd() % n_alph];
+                    memcpy(p + len, c, strlen(c));
+                    len += strlen(c);
+                }
+                p[len] = 0;
+                for (int j = 256; j < i && len; j++)
+                    if (!strcmp((char *)toks + (size_t)(j - 256) * 24, (char *)p)) len = 0;
+            } while (!len);
+        }
+        size_t k = h_base64(p, len, line);
+        n += (size_t)snprintf(text + n, cap - n, "%.*s %d\n", (int)k, line, i);
+    }
+    struct nextok_vocab *v = NULL;
+    struct nextok_error e = {NEXTOK_OK, ""};
+    CHECK_MSG(nextok_vocab_load_tiktoken_mem(&v, text, n, NULL, 0, &e) == NEXTOK_OK, "%s", e.msg);
+    free(toks);
+    free(text);
+    return v;
+}
+
+/* Counted repetitions of wide classes followed by what takes some of the
+ * same characters: deep in the repetition a looping character may lead
+ * elsewhere than one repetition on (the repetition may end there), and
+ * past its last repetition it always may. Every token's mask bit against
+ * the reference along random walks; each of these once had wrong bits. */
+TEST(counted_then_more)
+{
+    static const char *const res[] = {
+        "[^\"\\\\]{2,5}[ -~]{0,2}b[!-~]{4,8}(aé)?", "[^\"\\\\]{1,9}a*[^a]{4,8}(a\\t)?",
+        "[A-Za-z0-9 -]* *[A-Za-z0-9 -]{1,3}(a\\t)?", "\"[ -~]{4,5}(aé)?[ -~]{2,7} *",
+        "\".{3,6}\"[a-z0-9 .!-]*[ -~]{0,2}b",         "\".{0,11} *",
+        "[A-Za-z0-9 -]{2,9}a[^\"\\\\]{1,9}a*",        "\"[^\"\\\\]{3,6}x?y[!-~]{4,12}(a\\t)?",
+        "x[ -~]{3} *\"",                              "\"[a-z0-9 .!-]{0,3}[ -~]{2,30}\"",
+    };
+    rng_state = 7;
+    struct nextok_vocab *v = random_tiktoken(1500);
+    for (size_t i = 0; v && i < sizeof res / sizeof *res; i++) {
+        struct nextok_grammar *g = NULL;
+        struct nextok_error err;
+        CHECK_OK(nextok_grammar_init_regex(&g, res[i], strlen(res[i]), NULL, &err));
+        if (g) walk_check(g, v, res[i], NULL, 0, false, 8, 1000);
+        nextok_grammar_free(g);
+        drop_tables();
+    }
+    nextok_vocab_free(v);
+}
+
 /* ---- the API's promises ---------------------------------------------------------------- */
 
 static struct nextok_vocab *gpt2(void) { return load_vocab("vocab/hf/gpt2/tokenizer.json"); }
@@ -830,6 +894,7 @@ int main(int argc, char **argv)
         return harness_done();
     }
     RUN(masks_match_reference);
+    RUN(counted_then_more);
     RUN(lazy_grammars);
     RUN(lazy_patterns);
     RUN(rollback_and_clone);

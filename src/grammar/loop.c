@@ -17,7 +17,7 @@ static bool high_uniform(struct nextok__pcache *pc, int32_t s)
     const struct nextok_compiled_grammar *cg = pc->cg;
     for (uint32_t k = 0; k < pc->st[s].n; k++) {
         uint32_t top = pc->pool[pc->st[s].off + k];
-        if (top == 0) continue;
+        if (top <= NEXTOK__EXIT) continue; /* complete, or the frame's end: no character */
         int32_t c = cg->el_cset[pc->node[2 * top]];
         if (c < 0) continue;
         const struct nextok__cset *x = cg->cset + c;
@@ -31,12 +31,15 @@ static bool high_uniform(struct nextok__pcache *pc, int32_t s)
 
 /* A looping state: the bytes that lead back to it (or, inside counted
  * repetition, to it one repetition further: `counted`), and the states
- * after j repetitions, made as needed in pc->walk[0, n_shift). */
+ * after j repetitions, made as needed in pc->walk[0, n_same]. */
 struct loop {
     int32_t s;
     const bool *loops;
     bool high, counted;
-    uint32_t n_shift;
+    uint32_t n_same;   /* counted: pc->walk[0, n_same] are the states j
+                        * repetitions on, which any j looping characters
+                        * lead to                                        */
+    bool same_end;     /* counted: the level after n_same is not uniform */
     unsigned rep;      /* counted: a byte one repetition on */
     int32_t entry;     /* the looping state the first character leads to, or -1 */
     const bool *first; /* entry: the first bytes that lead there */
@@ -135,23 +138,60 @@ static int32_t one_further(struct nextok__pcache *pc, int32_t s, unsigned *rep)
     return n_best >= 32 ? best : NEXTOK__ST_DEAD;
 }
 
-/* The state after j repetitions from lp->s (DEAD past the last one). */
-static int32_t shifted_by(struct nextok__pcache *pc, struct loop *lp, uint32_t j)
+/* Whether every looping byte (and every non-ASCII character, when they
+ * loop) leads from `from` to `to`: 1 yes, 0 no, -1 on a cache error. */
+static int level_same(struct nextok__pcache *pc, const struct loop *lp, int32_t from, int32_t to)
+{
+    for (unsigned b = 0; b < 128; b++) {
+        if (!lp->loops[b]) continue;
+        int32_t t = nextok__pcache_next(pc, from, b);
+        if (t == NEXTOK__ST_UNKNOWN) return -1;
+        if (t != to) return 0;
+    }
+    return lp->high ? high_loops(pc, from, to, true) : 1;
+}
+
+/* Counted repetition: whether any j looping characters lead to the state
+ * j repetitions on (pc->walk[j], made by rep); -1 on a cache error. They
+ * do one level on from s by construction. Further on they may not: where
+ * what follows the repetition may start, or past its last repetition, a
+ * byte that it takes leads elsewhere than rep does. So each level is
+ * checked, once, when a token first reaches it. */
+static int same_upto(struct nextok__pcache *pc, struct loop *lp, uint32_t j)
+{
+    while (lp->n_same < j && !lp->same_end) {
+        int32_t from = pc->walk[lp->n_same];
+        int32_t to = nextok__pcache_next(pc, from, lp->rep);
+        if (to == NEXTOK__ST_UNKNOWN) return -1;
+        int same = to >= 0 ? level_same(pc, lp, from, to) : 0;
+        if (same < 0) return -1;
+        if (same)
+            pc->walk[++lp->n_same] = to;
+        else
+            lp->same_end = true;
+    }
+    return j <= lp->n_same;
+}
+
+/* The state after j looping characters (same_upto(j) said yes). */
+static int32_t shifted_by(struct nextok__pcache *pc, const struct loop *lp, uint32_t j)
 {
     if (lp->entry >= 0) return j ? lp->entry : lp->s;
-    if (!lp->counted) return lp->s;
-    while (lp->n_shift <= j) { /* every looping byte leads one repetition on: rep does */
-        int32_t prev = pc->walk[lp->n_shift - 1];
-        int32_t t = prev >= 0 ? nextok__pcache_next(pc, prev, lp->rep) : NEXTOK__ST_DEAD;
-        if (t == NEXTOK__ST_UNKNOWN) return t;
-        pc->walk[lp->n_shift++] = t;
-    }
-    return pc->walk[j];
+    return lp->counted ? pc->walk[j] : lp->s;
+}
+
+/* Note where token id may leave the frame after its first i bytes, when
+ * state t (reached there) may end the frame and bytes follow. */
+static bool note_exit(struct nextok__pcache *pc, int32_t t, int32_t id, uint32_t i, uint32_t n)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    return !(i < n && pc->st[t].has_exit) ||
+           nextok__pcache_exit(pc, tt->tok_pos[id], tt->tok_pos[id] + 1, i);
 }
 
 /* Walk one token from a looping state: its leading looping characters are
  * skipped (j of them lead to the state j repetitions on), the rest walked
- * byte by byte, noting where it leaves the frame. */
+ * byte by byte; where it may leave the frame is noted. */
 static int32_t walk_candidate(struct nextok__pcache *pc, struct loop *lp, int32_t id)
 {
     const struct nextok_token_table *tt = pc->cg->tt;
@@ -164,15 +204,20 @@ static int32_t walk_candidate(struct nextok__pcache *pc, struct loop *lp, int32_
         if (p[i] < 0x80 ? !set[p[i]]
                         : !high || !(len = (uint32_t)nextok__utf8_decode(p + i, n - i, &cp)))
             break;
+        if (lp->counted) {
+            int same = same_upto(pc, lp, j + 1);
+            if (same <= 0) {
+                if (same < 0) return NEXTOK__ST_UNKNOWN;
+                break;
+            }
+        }
         i += len, j++;
+        if (!note_exit(pc, shifted_by(pc, lp, j), id, i, n)) return NEXTOK__ST_UNKNOWN;
     }
     int32_t t = shifted_by(pc, lp, j);
-    if (t == NEXTOK__ST_DEAD) t = lp->s, i = 0; /* past the repetitions: walk it all */
-    for (; i < n && t >= 0; i++) {
-        t = nextok__pcache_next(pc, t, p[i]);
-        if (t >= 0 && i + 1 < n && pc->st[t].has_exit &&
-            !nextok__pcache_exit(pc, tt->tok_pos[id], tt->tok_pos[id] + 1, i + 1))
-            return NEXTOK__ST_UNKNOWN;
+    while (i < n && t >= 0) {
+        t = nextok__pcache_next(pc, t, p[i++]);
+        if (t >= 0 && !note_exit(pc, t, id, i, n)) return NEXTOK__ST_UNKNOWN;
     }
     return t;
 }
@@ -225,8 +270,8 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
          i++)
         nextok__set_bit(w, tt->by_cp[i]); /* as long as the repetitions left: walked */
     struct loop lp = {
-        s, loops, high, rank && shifted >= 0, 1, rep, entry ? shifted : -1, entry ? first : NULL,
-        h};
+        s, loops, high, rank && shifted >= 0, 0, false, rep, entry ? shifted : -1,
+        entry ? first : NULL, h};
     pc->walk[0] = s;
     for (size_t k = 0; k < nw; k++) {
         uint32_t walk = w[k];

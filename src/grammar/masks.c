@@ -14,7 +14,7 @@ static void tokref_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     const struct nextok_compiled_grammar *cg = pc->cg;
     for (uint32_t k = 0; k < pc->st[s].n; k++) {
         uint32_t top = pc->pool[pc->st[s].off + k];
-        if (top == 0) continue;
+        if (top <= NEXTOK__EXIT) continue;
         const struct nextok__gel *e = cg->el + pc->node[2 * top];
         if (e->type == NEXTOK__G_TOKEN && cg->tt->kind[e->value])
             nextok__set_bit(w, (int32_t)e->value);
