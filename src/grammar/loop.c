@@ -222,6 +222,38 @@ static int32_t walk_candidate(struct nextok__pcache *pc, struct loop *lp, int32_
     return t;
 }
 
+/* Tokens at least this many start with a byte: dropping them at once by
+ * bitmask pays; fewer are walked (refused at their first byte). */
+#define GONE_MIN 256
+
+/* pc->gone: text tokens whose first byte s refuses (of the first bytes
+ * that start many tokens), which need no walk. false on a cache error. */
+static bool refused_first(struct nextok__pcache *pc, int32_t s)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    size_t nw = tt->n_words;
+    uint32_t *gone = pc->gone;
+    bool high_dead = tt->n_first[128] >= GONE_MIN;
+    for (unsigned b = 0x80; b < 0x100 && high_dead; b++) {
+        int32_t t = nextok__pcache_next(pc, s, b);
+        if (t == NEXTOK__ST_UNKNOWN) return false;
+        high_dead = t < 0;
+    }
+    if (high_dead)
+        memcpy(gone, tt->first_high, nw * sizeof *gone);
+    else
+        memset(gone, 0, nw * sizeof *gone);
+    for (unsigned b = 0; b < 128; b++) {
+        if (tt->n_first[b] < GONE_MIN) continue;
+        int32_t t = nextok__pcache_next(pc, s, b);
+        if (t == NEXTOK__ST_UNKNOWN) return false;
+        if (t >= 0) continue;
+        const uint32_t *m = tt->first_byte + b * nw;
+        for (size_t k = 0; k < nw; k++) gone[k] |= m[k];
+    }
+    return true;
+}
+
 /* The loop path, for a state most bytes lead back to (the inside of a
  * string): every text token made only of such bytes is allowed at once
  * (bitmask algebra over the token table's per-byte sets); only the tokens
@@ -272,11 +304,14 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     struct loop lp = {
         s, loops, high, rank && shifted >= 0, 0, false, rep, entry ? shifted : -1,
         entry ? first : NULL, h};
+    /* tokens made only of looping characters start with a byte s takes:
+     * the tokens whose first byte s refuses are among the others */
+    if (!refused_first(pc, s)) return -1;
     pc->walk[0] = s;
     for (size_t k = 0; k < nw; k++) {
         uint32_t walk = w[k];
         w[k] = tt->text[k] & ~walk;
-        for (; walk; walk &= walk - 1) {
+        for (walk &= ~pc->gone[k]; walk; walk &= walk - 1) {
             int32_t id = (int32_t)(k * 32 + (unsigned)__builtin_ctz(walk));
             int32_t t = walk_candidate(pc, &lp, id);
             if (t == NEXTOK__ST_UNKNOWN) return -1;

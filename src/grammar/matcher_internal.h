@@ -70,6 +70,7 @@ struct nextok_token_table {
     /* first_byte[b]: the text tokens whose first byte is ASCII b; first_high:
      * those whose first byte is not ASCII (one block with the masks above) */
     uint32_t *first_byte, *first_high;
+    uint32_t n_first[129]; /* how many: first_byte[b] for b < 128, first_high */
     /* Tokens by length, for states inside counted repetition: cp_len[id]
      * its code points (at most 255); level[k] a byte length, short_mask[k]
      * the text tokens of at most that many bytes, longer[k] the others
@@ -169,6 +170,7 @@ struct nextok__pcache {
     uint32_t *tops, *work;
     size_t cap_tops, cap_work;
     int32_t *walk;   /* trie walk: state per depth */
+    uint32_t *gone;  /* loop path: tokens refused at their first byte (n_words) */
     uint32_t *chain; /* a stack\'s nodes while it is rebuilt */
     size_t cap_chain;
     uint32_t *ex; /* exits being collected (triples) */

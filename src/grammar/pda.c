@@ -429,7 +429,7 @@ static void free_blocks(struct nextok__pcache *pc)
         nextok__free(&pc->mem, pc->st[i].exits);
     }
     void *blocks[] = {pc->chain, pc->ex,   pc->node, pc->nhash, pc->st,
-                      pc->shash, pc->pool, pc->tops, pc->work,  pc->walk};
+                      pc->shash, pc->pool, pc->tops, pc->work,  pc->walk, pc->gone};
     for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++) nextok__free(&pc->mem, blocks[i]);
 }
 
@@ -448,6 +448,8 @@ nextok_status nextok__pcache_new(struct nextok__pcache **out,
     cap = 0;
     ok = ok && nextok__pcache_grow(pc, (void **)&pc->walk, &cap, (size_t)cg->tt->max_depth + 2,
                                    sizeof *pc->walk);
+    cap = 0;
+    ok = ok && nextok__pcache_grow(pc, (void **)&pc->gone, &cap, cg->n_words, sizeof *pc->gone);
     if (ok) {
         pc->node[0] = pc->node[1] = pc->node[3] = 0;
         pc->node[2] = UINT32_MAX;

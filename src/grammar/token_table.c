@@ -160,6 +160,7 @@ static nextok_status build_masks(struct nextok_token_table *tt)
         size_t n = tt->tok_off[id + 1] - tt->tok_off[id];
         set_bit(tt->text, id);
         set_bit(b[0] < 0x80 ? tt->first_byte + b[0] * w : tt->first_high, id);
+        tt->n_first[b[0] < 0x80 ? b[0] : 128]++;
         bool high = false;
         for (size_t i = 0; i < n; i++) {
             if (b[i] >= 0x80)
