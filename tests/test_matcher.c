@@ -475,8 +475,9 @@ TEST(masks_match_reference)
  * words that counted repetitions of wide classes take in part. */
 static struct nextok_vocab *random_tiktoken(int n_extra)
 {
-    static const char *const alph[] = {" ", "!", "a", "b", "c", "x", "y", "z", "0", "1",
-                                       "9", "-", ".", "A", "B", "\"", "\n", "\t", "\xc3\xa9"};
+    static const char *const alph[] = {" ", "!", "a", "b", "c", "x", "y", "z", "0", "1", "9",
+                                       "-", ".", "A", "B", "\"", "\n", "\t", "\xc3\xa9", ":",
+                                       ",", "{", "}", "[", "]", "@"};
     size_t n_alph = sizeof alph / sizeof *alph, cap = (size_t)(256 + n_extra) * 48, n = 0;
     char *text = malloc(cap), *toks = malloc((size_t)n_extra * 24), line[48];
     for (int i = 0; i < 256 + n_extra; i++) {
@@ -511,7 +512,8 @@ static struct nextok_vocab *random_tiktoken(int n_extra)
  * same characters: deep in the repetition a looping character may lead
  * elsewhere than one repetition on (the repetition may end there), and
  * past its last repetition it always may. Every token's mask bit against
- * the reference along random walks; each of these once had wrong bits. */
+ * the reference along random walks; each of these once had wrong bits
+ * (the schemas were found by a differential fuzz). */
 TEST(counted_then_more)
 {
     static const char *const res[] = {
@@ -521,13 +523,46 @@ TEST(counted_then_more)
         "[A-Za-z0-9 -]{2,9}a[^\"\\\\]{1,9}a*",        "\"[^\"\\\\]{3,6}x?y[!-~]{4,12}(a\\t)?",
         "x[ -~]{3} *\"",                              "\"[a-z0-9 .!-]{0,3}[ -~]{2,30}\"",
     };
-    rng_state = 7;
+    static const char *const schemas[] = {
+        "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\", \"pattern\": "
+        "\"^[A-Za-z0-9 -]{3,10}$\"}}, \"additionalProperties\": false}",
+        "{\"type\": \"object\", \"properties\": {\"id\": {\"type\": \"array\", \"items\": {\"type\": "
+        "\"string\", \"maxLength\": 13, \"minLength\": 4}, \"maxItems\": 28}}, "
+        "\"additionalProperties\": false, \"required\": [\"id\"]}",
+        "{\"type\": \"object\", \"properties\": {\"email\": {\"type\": \"string\", \"maxLength\": 19, "
+        "\"minLength\": 11}, \"tags\": {\"type\": \"string\", \"pattern\": \"^[A-Za-z0-9 -]{3,10}$\"}, "
+        "\"name\": {\"type\": \"string\", \"pattern\": \"^.{2,5}$\"}}, \"required\": [\"email\"]}",
+        "{\"type\": \"object\", \"properties\": {\"tags\": {\"type\": \"string\"}, \"name\": {\"type\": "
+        "\"array\", \"items\": {\"type\": \"string\", \"maxLength\": 29, \"minLength\": 16}, "
+        "\"maxItems\": 17}, \"email\": {\"type\": \"string\", \"pattern\": \"^[ -~]{0,6}b$\"}}, "
+        "\"additionalProperties\": false}",
+    };
+    static const char *const instances[] = {
+        "{\"name\": \"ab-12 xyz\"}",
+        "{\"id\": [\"abcd\", \"abcdefghijklm\", \"a:b,c{d}e\"]}",
+        "{\"email\": \"abcdefghijk\", \"tags\": \"a b-c\", \"name\": \"x\\\"é\"}",
+        "{\"tags\": \"q\", \"name\": [\"abcdefghijklmnop\"], \"email\": \"   zab\"}",
+    };
     struct nextok_vocab *v = random_tiktoken(1500);
     for (size_t i = 0; v && i < sizeof res / sizeof *res; i++) {
         struct nextok_grammar *g = NULL;
         struct nextok_error err;
         CHECK_OK(nextok_grammar_init_regex(&g, res[i], strlen(res[i]), NULL, &err));
         if (g) walk_check(g, v, res[i], NULL, 0, false, 8, 1000);
+        nextok_grammar_free(g);
+        drop_tables();
+    }
+    for (size_t i = 0; v && i < sizeof schemas / sizeof *schemas; i++) {
+        struct nextok_grammar *g = NULL;
+        struct nextok_error err;
+        char what[32];
+        snprintf(what, sizeof what, "schema %zu", i + 1);
+        CHECK_OK(nextok_grammar_init_json_schema(&g, schemas[i], strlen(schemas[i]), NULL, NULL,
+                                                 &err));
+        int32_t ids[128];
+        size_t n = encode(v, instances[i], ids, 128);
+        CHECK(n > 0);
+        if (g) walk_check(g, v, what, ids, n, true, (int)n + 1, 150);
         nextok_grammar_free(g);
         drop_tables();
     }

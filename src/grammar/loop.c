@@ -254,6 +254,44 @@ static bool refused_first(struct nextok__pcache *pc, int32_t s)
     return true;
 }
 
+/* Whether state t takes some looping character (1), none (0), -1 on a
+ * cache error. */
+static int takes_loops(struct nextok__pcache *pc, const struct loop *lp, int32_t t)
+{
+    for (unsigned b = 0; b < 256; b++) {
+        if (b < 0x80 ? !lp->loops[b] : !lp->high || b < 0xC2 || b > 0xF4) continue;
+        int32_t u = nextok__pcache_next(pc, t, b);
+        if (u == NEXTOK__ST_UNKNOWN) return -1;
+        if (u >= 0) return 1;
+    }
+    return 0;
+}
+
+/* Counted repetition: tokens of at least `rank` characters (the
+ * repetitions left) may reach its end, so they are added to the walk set
+ * w. Except, when the state after the last repetition takes no looping
+ * character, the tokens made only of looping characters (not in w yet):
+ * those of `rank` characters are allowed as they are, longer ones are
+ * refused (put in pc->gone), and neither is walked. false on a cache
+ * error. */
+static bool mark_long(struct nextok__pcache *pc, struct loop *lp, uint32_t rank, uint32_t *w)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    int past = rank <= tt->max_depth ? same_upto(pc, lp, rank) : 0;
+    if (past > 0) past = !takes_loops(pc, lp, pc->walk[rank]) ? 1 : 0;
+    if (past < 0 || pc->failed) return false;
+    for (uint32_t i = 0; i < tt->n_text && tt->cp_len[tt->by_cp[i]] >= rank; i++) {
+        int32_t id = tt->by_cp[i];
+        bool only_loops = !((w[id >> 5] >> (id & 31)) & 1);
+        if (past && only_loops) {
+            if (tt->cp_len[id] == rank) continue;
+            nextok__set_bit(pc->gone, id);
+        }
+        nextok__set_bit(w, id);
+    }
+    return true;
+}
+
 /* The loop path, for a state most bytes lead back to (the inside of a
  * string): every text token made only of such bytes is allowed at once
  * (bitmask algebra over the token table's per-byte sets); only the tokens
@@ -273,6 +311,10 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     unsigned rep = 0;
     int32_t shifted = one_further(pc, s, &rep);
     if (shifted == NEXTOK__ST_UNKNOWN) return -1;
+    /* one repetition on only when the majority byte takes the chain a
+     * rank down: inside an array of at most 50 items the first character
+     * of a key leads into the key, not one item on */
+    if (rank && shifted >= 0 && nextok__pcache_rank(pc, shifted) >= rank) rank = 0;
     /* outside counted repetition: a first character that leads into a
      * looping state (the first character of "S+", of a key that is not one
      * of the declared names) */
@@ -298,16 +340,13 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     } else {
         walk_set(tt, loops, high, w);
     }
-    for (uint32_t i = 0; rank && shifted >= 0 && i < tt->n_text && tt->cp_len[tt->by_cp[i]] >= rank;
-         i++)
-        nextok__set_bit(w, tt->by_cp[i]); /* as long as the repetitions left: walked */
     struct loop lp = {
         s, loops, high, rank && shifted >= 0, 0, false, rep, entry ? shifted : -1,
         entry ? first : NULL, h};
+    pc->walk[0] = s;
     /* tokens made only of looping characters start with a byte s takes:
      * the tokens whose first byte s refuses are among the others */
-    if (!refused_first(pc, s)) return -1;
-    pc->walk[0] = s;
+    if (!refused_first(pc, s) || (lp.counted && !mark_long(pc, &lp, rank, w))) return -1;
     for (size_t k = 0; k < nw; k++) {
         uint32_t walk = w[k];
         w[k] = tt->text[k] & ~walk;

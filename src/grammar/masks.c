@@ -143,8 +143,10 @@ static bool capped_bits(struct nextok__pcache *pc, int32_t s, int32_t c, int lv,
  * up are tried; none good: no frame. */
 #define FRAME_TRIES 4
 
-/* Whether most printable bytes end the frame of relative state x at once
- * (a frame one character long): 1 yes, 0 no, -1 on a cache error. */
+/* Whether relative state x's frame ends too soon to pay: most printable
+ * bytes end it at once (one character of a string), or a common character
+ * repeated ends it within four while it could go on: 1 yes, 0 no, -1 on a
+ * cache error. */
 static int ends_at_once(struct nextok__pcache *pc, int32_t x)
 {
     int live = nextok__live_sample(pc, x);
@@ -155,7 +157,22 @@ static int ends_at_once(struct nextok__pcache *pc, int32_t x)
         if (t == NEXTOK__ST_UNKNOWN) return -1;
         n += t >= 0 && pc->st[t].has_exit;
     }
-    return n >= 32;
+    if (n >= 32) return 1;
+    /* or a few characters on (the rest of a pattern of 3 to 10 of them):
+     * every token that goes on past that point would leave */
+    static const char common[] = "ea0";
+    for (const char *c = common; *c; c++) {
+        int32_t t = x;
+        for (unsigned d = 0; d < 4 && t >= 0; d++) {
+            t = nextok__pcache_next(pc, t, (unsigned char)*c);
+            if (t == NEXTOK__ST_UNKNOWN) return -1;
+            if (t < 0 || !pc->st[t].has_exit) continue;
+            int32_t u = nextok__pcache_next(pc, t, (unsigned char)*c);
+            if (u == NEXTOK__ST_UNKNOWN) return -1;
+            if (u >= 0) return 1;
+        }
+    }
+    return 0;
 }
 
 static bool choose_frame(struct nextok__pcache *pc, int32_t s)
