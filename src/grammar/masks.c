@@ -51,13 +51,76 @@ static bool trie_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
 }
 
 static bool finish_mask(struct nextok__pcache *pc, int32_t s, uint32_t *w, bool extras);
+static bool relative_bits(struct nextok__pcache *pc, int32_t x);
+
+/* Whether a top reads a class of at least 64 ASCII characters. */
+static bool wide_top(struct nextok__pcache *pc, uint32_t top)
+{
+    const struct nextok_compiled_grammar *cg = pc->cg;
+    int32_t c = top > NEXTOK__EXIT ? cg->el_cset[pc->node[2 * top]] : -1;
+    if (c < 0) return false;
+    const uint64_t *a = cg->cset[c].ascii;
+    return __builtin_popcountll(a[0]) + __builtin_popcountll(a[1]) >= 64;
+}
+
+/* The state of s's tops that are wide (or not), UNKNOWN on a cache error,
+ * DEAD when there are none. */
+static int32_t part_of(struct nextok__pcache *pc, int32_t s, bool wide)
+{
+    uint32_t n = pc->st[s].n;
+    if (!nextok__pcache_grow(pc, (void **)&pc->tops, &pc->cap_tops, n, sizeof *pc->tops))
+        return NEXTOK__ST_UNKNOWN;
+    size_t m = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t top = pc->pool[pc->st[s].off + k];
+        if (top > NEXTOK__EXIT && wide_top(pc, top) == wide) pc->tops[m++] = top;
+    }
+    return nextok__pcache_intern_tops(pc, m);
+}
+
+/* A state that reads both a wide class and narrow ones, where none of
+ * them loops alone: "still in [^/]+, or in the extension" after
+ * "photo.jp" in a file name, which walked the whole trie. A token is
+ * allowed from a set of stacks iff from one of them, so s's text tokens
+ * are the union of its wide part's (the loop path) and its narrow part's
+ * (a short walk), and its exits the union of theirs; each part is cached
+ * for every state that holds it. 1 done, 0 not such a state, -1 on a
+ * cache error. */
+static int split_bits(struct nextok__pcache *pc, int32_t s, bool relative, uint32_t *w)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    if (pc->st[s].pneed) return 0;
+    int32_t part[2];
+    for (int k = 0; k < 2; k++) {
+        part[k] = part_of(pc, s, k);
+        if (part[k] == NEXTOK__ST_UNKNOWN) return -1;
+        if (part[k] < 0 || part[k] == s) return 0;
+    }
+    for (int k = 0; k < 2; k++) { /* each resets pc->ex: all first, then the union */
+        int32_t t = part[k];
+        if (!pc->st[t].mask && !(relative ? relative_bits(pc, t) : nextok__compute_mask(pc, t)))
+            return -1;
+    }
+    pc->n_ex = 0;
+    memset(w, 0, tt->n_words * sizeof *w);
+    for (int k = 0; k < 2; k++) {
+        const struct nextok__pstate *t = pc->st + part[k];
+        for (size_t i = 0; i < tt->n_words; i++) w[i] |= t->mask[i] & tt->text[i];
+        for (uint32_t e = 0; e < t->n_exits; e++) {
+            const uint32_t *ex = t->exits + 3 * e;
+            if (!nextok__pcache_exit(pc, ex[0], ex[1], ex[2])) return -1;
+        }
+    }
+    return 1;
+}
 
 /* The text tokens s allows, walked from s itself: w gets them, pc->ex the
  * exits met on the way (for a relative state). */
-static bool direct_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
+static bool direct_bits(struct nextok__pcache *pc, int32_t s, bool relative, uint32_t *w)
 {
     pc->n_ex = 0;
     int lp = nextok__loop_bits(pc, s, w);
+    if (lp == 0) lp = split_bits(pc, s, relative, w);
     return lp > 0 || (lp == 0 && trie_bits(pc, s, w));
 }
 
@@ -68,7 +131,7 @@ static bool relative_bits(struct nextok__pcache *pc, int32_t x)
     const struct nextok_compiled_grammar *cg = pc->cg;
     if (pc->st[x].mask) return true;
     uint32_t *w = nextok__pcache_alloc(pc, cg->n_words * sizeof *w);
-    if (!w || !direct_bits(pc, x, w)) {
+    if (!w || !direct_bits(pc, x, true, w)) {
         nextok__pcache_unalloc(pc, w, cg->n_words * sizeof *w);
         return false;
     }
@@ -216,7 +279,7 @@ bool nextok__compute_mask(struct nextok__pcache *pc, int32_t s)
     if (!pc->st[s].frame_known && !choose_frame(pc, s)) return false;
     uint32_t *w = nextok__pcache_alloc(pc, cg->n_words * sizeof *w);
     if (!w) return false;
-    bool ok = pc->st[s].rel >= 0 ? framed_bits(pc, s, w) : direct_bits(pc, s, w);
+    bool ok = pc->st[s].rel >= 0 ? framed_bits(pc, s, w) : direct_bits(pc, s, false, w);
     if (!ok) {
         nextok__pcache_unalloc(pc, w, cg->n_words * sizeof *w);
         return false;

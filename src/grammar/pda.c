@@ -335,6 +335,43 @@ static int32_t compute_step(struct nextok__pcache *pc, int32_t s, unsigned b)
     return base < 0 ? base : advance_cp(pc, base, val);
 }
 
+/* All of s's ASCII transitions at once, when it has at most 64 tops and
+ * no partial character: bytes that the same tops take lead to the same
+ * state, so each distinct set of tops is advanced once and the bytes no
+ * top takes are dead without a look (a mask walks most of them: the trie's
+ * first level). false on a cache error. */
+static bool fill_ascii(struct nextok__pcache *pc, int32_t s)
+{
+    const struct nextok_compiled_grammar *cg = pc->cg;
+    uint32_t n = pc->st[s].n, off = pc->st[s].off;
+    if (n > 64 || pc->st[s].pneed) return true;
+    uint64_t sig[128] = {0}, seen[128];
+    int32_t next[128];
+    uint32_t n_seen = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t top = pc->pool[off + k];
+        int32_t c = top > NEXTOK__EXIT ? cg->el_cset[pc->node[2 * top]] : -1;
+        for (uint32_t w = 0; c >= 0 && w < 2; w++)
+            for (uint64_t bits = cg->cset[c].ascii[w]; bits; bits &= bits - 1)
+                sig[64 * w + (unsigned)__builtin_ctzll(bits)] |= 1ull << k;
+    }
+    for (unsigned b = 0; b < 128; b++) {
+        int32_t r = NEXTOK__ST_DEAD;
+        uint32_t i = 0;
+        while (i < n_seen && seen[i] != sig[b]) i++;
+        if (!sig[b])
+            r = NEXTOK__ST_DEAD;
+        else if (i < n_seen)
+            r = next[i];
+        else if ((r = advance_cp(pc, s, b)) == NEXTOK__ST_UNKNOWN)
+            return false;
+        else
+            seen[n_seen] = sig[b], next[n_seen++] = r;
+        pc->st[s].trans[b] = r;
+    }
+    return true;
+}
+
 int32_t nextok__pcache_step(struct nextok__pcache *pc, int32_t s, unsigned b)
 {
     if (!pc->st[s].trans) {
@@ -343,6 +380,8 @@ int32_t nextok__pcache_step(struct nextok__pcache *pc, int32_t s, unsigned b)
         if (!nextok__pcache_grow(pc, (void **)&t, &cap, 256, sizeof *t)) return NEXTOK__ST_UNKNOWN;
         for (int i = 0; i < 256; i++) t[i] = NEXTOK__ST_UNKNOWN;
         pc->st[s].trans = t;
+        if (!fill_ascii(pc, s)) return NEXTOK__ST_UNKNOWN;
+        if (b < 0x80 && t[b] != NEXTOK__ST_UNKNOWN) return t[b];
     }
     int32_t r = compute_step(pc, s, b);
     if (r != NEXTOK__ST_UNKNOWN) pc->st[s].trans[b] = r;
