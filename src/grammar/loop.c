@@ -267,20 +267,32 @@ static int takes_loops(struct nextok__pcache *pc, const struct loop *lp, int32_t
     return 0;
 }
 
-/* Counted repetition: tokens of at least `rank` characters (the
- * repetitions left) may reach its end, so they are added to the walk set
- * w. Except, when the state after the last repetition takes no looping
- * character, the tokens made only of looping characters (not in w yet):
- * those of `rank` characters are allowed as they are, longer ones are
+/* Levels checked at once where the repetition is not sure (below). */
+#define CHECK_LEVELS 16
+
+/* Counted repetition. Tokens made only of looping characters are allowed
+ * as they are (not in w) while they are shorter than `lim`: `rank` when
+ * the repetition is sure (the lowest-ranked chain takes them), else one
+ * more than the levels checked. Longer tokens may reach the end, so they
+ * are added to the walk set w. Except, when every level up to `rank` is
+ * checked and the state after it takes no looping character: then such
+ * tokens of `rank` characters are allowed as they are, longer ones are
  * refused (put in pc->gone), and neither is walked. false on a cache
  * error. */
-static bool mark_long(struct nextok__pcache *pc, struct loop *lp, uint32_t rank, uint32_t *w)
+static bool mark_long(struct nextok__pcache *pc, struct loop *lp, uint32_t rank, bool sure,
+                      uint32_t *w)
 {
     const struct nextok_token_table *tt = pc->cg->tt;
-    int past = rank <= tt->max_depth ? same_upto(pc, lp, rank) : 0;
+    uint32_t lim = rank;
+    if (!sure) {
+        if (same_upto(pc, lp, rank < CHECK_LEVELS ? rank : CHECK_LEVELS) < 0) return false;
+        lim = lp->n_same + 1;
+    }
+    int past = rank <= tt->max_depth && (sure || lim > rank) ? same_upto(pc, lp, rank) : 0;
     if (past > 0) past = !takes_loops(pc, lp, pc->walk[rank]) ? 1 : 0;
     if (past < 0 || pc->failed) return false;
-    for (uint32_t i = 0; i < tt->n_text && tt->cp_len[tt->by_cp[i]] >= rank; i++) {
+    if (lim > rank) lim = rank;
+    for (uint32_t i = 0; i < tt->n_text && tt->cp_len[tt->by_cp[i]] >= lim; i++) {
         int32_t id = tt->by_cp[i];
         bool only_loops = !((w[id >> 5] >> (id & 31)) & 1);
         if (past && only_loops) {
@@ -311,24 +323,31 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     unsigned rep = 0;
     int32_t shifted = one_further(pc, s, &rep);
     if (shifted == NEXTOK__ST_UNKNOWN) return -1;
-    /* one repetition on only when the majority byte takes the chain a
-     * rank down: inside an array of at most 50 items the first character
-     * of a key leads into the key, not one item on */
-    if (rank && shifted >= 0 && nextok__pcache_rank(pc, shifted) >= rank) rank = 0;
-    /* outside counted repetition: a first character that leads into a
-     * looping state (the first character of "S+", of a key that is not one
-     * of the declared names) */
-    bool entry = !rank && shifted >= 0;
+    /* one repetition on, surely, when the majority byte takes the lowest
+     * rank down: that chain then takes `rank` more looping characters */
+    bool sure = rank && shifted >= 0 && nextok__pcache_rank(pc, shifted) < rank;
+    /* else a first character that leads into a looping state (the first
+     * character of "S+", of a key that is not one of the declared names),
+     * or, where that state does not loop but some outer chain has a rank
+     * (a string of at most 50 characters in an array of at most 10), one
+     * repetition on as far as checked */
+    bool entry = shifted >= 0 && !sure, high = false;
+    if (entry && rank) {
+        int r = loop_set(pc, shifted, loops, &high);
+        if (r < 0) return -1;
+        entry = r > 0;
+    }
     for (unsigned b = 0; b < 128; b++) {
         int32_t t = nextok__pcache_next(pc, s, b);
         if (t == NEXTOK__ST_UNKNOWN) return -1;
-        /* entry: only the bytes into the looping state */
-        n_loop += loops[b] = (t == s && !entry) || (t == shifted && t >= 0);
+        /* into the looping state, or one repetition on; a byte back to s
+         * (a loop beside the repetition: " *" in "[!-~]{1,8} *") is
+         * no repetition */
+        n_loop += loops[b] = shifted >= 0 ? t == shifted : t == s;
     }
     if (n_loop < 64) return 0;
-    int h = high_loops(pc, s, shifted, entry);
+    int h = high_loops(pc, s, shifted, shifted >= 0);
     if (h < 0) return -1;
-    bool high = h;
     size_t nw = tt->n_words;
     bool first[128];
     if (entry) { /* the first byte leads in, the others must loop there */
@@ -338,15 +357,16 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
         walk_set(tt, loops, high, w);
         walk_first(tt, first, h, w);
     } else {
+        high = h;
         walk_set(tt, loops, high, w);
     }
     struct loop lp = {
-        s, loops, high, rank && shifted >= 0, 0, false, rep, entry ? shifted : -1,
+        s, loops, high, !entry && rank && shifted >= 0, 0, false, rep, entry ? shifted : -1,
         entry ? first : NULL, h};
     pc->walk[0] = s;
     /* tokens made only of looping characters start with a byte s takes:
      * the tokens whose first byte s refuses are among the others */
-    if (!refused_first(pc, s) || (lp.counted && !mark_long(pc, &lp, rank, w))) return -1;
+    if (!refused_first(pc, s) || (lp.counted && !mark_long(pc, &lp, rank, sure, w))) return -1;
     for (size_t k = 0; k < nw; k++) {
         uint32_t walk = w[k];
         w[k] = tt->text[k] & ~walk;
