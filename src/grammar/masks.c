@@ -90,6 +90,8 @@ static int split_bits(struct nextok__pcache *pc, int32_t s, bool relative, uint3
 {
     const struct nextok_token_table *tt = pc->cg->tt;
     if (pc->st[s].pneed) return 0;
+    int live = nextok__live_sample(pc, s);
+    if (live <= 0) return live; /* few tokens: the trie walk is cheap */
     int32_t part[2];
     for (int k = 0; k < 2; k++) {
         part[k] = part_of(pc, s, k);
