@@ -275,10 +275,10 @@ static int takes_loops(struct nextok__pcache *pc, const struct loop *lp, int32_t
  * the repetition is sure (the lowest-ranked chain takes them), else one
  * more than the levels checked. Longer tokens may reach the end, so they
  * are added to the walk set w. Except, when every level up to `rank` is
- * checked and the state after it takes no looping character: then such
- * tokens of `rank` characters are allowed as they are, longer ones are
- * refused (put in pc->gone), and neither is walked. false on a cache
- * error. */
+ * checked, none may end the frame and the state after the last takes no
+ * looping character: then such tokens of `rank` characters are allowed as
+ * they are, longer ones are refused (put in pc->gone), and neither is
+ * walked. false on a cache error. */
 static bool mark_long(struct nextok__pcache *pc, struct loop *lp, uint32_t rank, bool sure,
                       uint32_t *w)
 {
@@ -289,6 +289,9 @@ static bool mark_long(struct nextok__pcache *pc, struct loop *lp, uint32_t rank,
         lim = lp->n_same + 1;
     }
     int past = rank <= tt->max_depth && (sure || lim > rank) ? same_upto(pc, lp, rank) : 0;
+    /* and no level on the way may end the frame: a longer token could
+     * leave it there and go on in the caller */
+    for (uint32_t j = 1; past > 0 && j <= rank; j++) past = !pc->st[pc->walk[j]].has_exit;
     if (past > 0) past = !takes_loops(pc, lp, pc->walk[rank]) ? 1 : 0;
     if (past < 0 || pc->failed) return false;
     if (lim > rank) lim = rank;

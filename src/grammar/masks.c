@@ -202,18 +202,31 @@ static bool capped_bits(struct nextok__pcache *pc, int32_t s, int32_t c, int lv,
     return true;
 }
 
-/* A frame pays when few tokens leave it: a frame as small as one
- * character of a string (its stacks share no caller above it) would send
- * nearly every token to be walked again in the caller. Up to four callers
- * up are tried; none good: no frame. */
+/* A frame pays when few tokens leave it (at most an eighth of them: each
+ * is walked again in the caller): a frame as small as one character of a
+ * string (its stacks share no caller above it) would send nearly every
+ * token to be walked again. Up to four callers up are tried, the first
+ * that leaves too many ends the search; none good: no frame. */
 #define FRAME_TRIES 4
+#define LEAVING_MAX(tt) ((tt)->n_text / 8)
 
-/* Whether relative state x's frame ends too soon to pay: most printable
- * bytes end it at once (one character of a string), or a common character
- * repeated ends it within four while it could go on: 1 yes, 0 no, -1 on a
- * cache error. */
+/* Whether relative state x's frame ends too soon to pay: the first bytes
+ * that may end it start too many tokens, most printable bytes end it at
+ * once (one character of a string), or a common character repeated ends
+ * it within four while it could go on: 1 yes, 0 no, -1 on a cache error. */
 static int ends_at_once(struct nextok__pcache *pc, int32_t x)
 {
+    /* the tokens whose first byte may end the frame already: if most of
+     * them go on in the caller (" the" after the space of a "ws" rule),
+     * too many tokens would leave */
+    const struct nextok_token_table *tt = pc->cg->tt;
+    uint64_t leak = 0;
+    for (unsigned b = 0; b < 128; b++) {
+        int32_t t = nextok__pcache_next(pc, x, b);
+        if (t == NEXTOK__ST_UNKNOWN) return -1;
+        if (t >= 0 && pc->st[t].has_exit) leak += tt->n_first[b];
+    }
+    if (leak > LEAVING_MAX(tt)) return 1;
     int live = nextok__live_sample(pc, x);
     if (live <= 0) return live;
     unsigned n = 0;
@@ -247,15 +260,18 @@ static bool choose_frame(struct nextok__pcache *pc, int32_t s)
     for (uint32_t up = 0; up < FRAME_TRIES; up++) {
         if (!nextok__pcache_frame(pc, s, up, &rel, &resume)) return false;
         if (rel < 0) break;
-        int tiny = up + 1 < FRAME_TRIES ? ends_at_once(pc, rel) : 0;
+        int tiny = ends_at_once(pc, rel);
         if (tiny < 0) return false;
         if (tiny) continue;
         if (!relative_bits(pc, rel)) break;
         uint64_t leaving = 0;
         for (uint32_t e = 0; e < pc->st[rel].n_exits; e++)
             leaving += pc->st[rel].exits[3 * e + 1] - pc->st[rel].exits[3 * e];
-        if (leaving <= tt->n_text / 16) break;
+        if (leaving <= LEAVING_MAX(tt)) break;
+        /* callers further up leave at least as much (the start of a value
+         * in JSON: every token that ends the value goes on after it) */
         rel = resume = NEXTOK__ST_DEAD;
+        break;
     }
     if (pc->failed) return false;
     pc->st[s].rel = rel, pc->st[s].resume = resume, pc->st[s].frame_known = true;
