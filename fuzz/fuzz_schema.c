@@ -1,6 +1,6 @@
 /* Fuzz target: arbitrary bytes as a JSON Schema. The first byte picks the
  * parameters (bit 0 compact whitespace, bit 1 strict, bit 2 lenient, bits
- * 3-7 max_ws), the rest is the schema. A schema that compiles is asked
+ * 3-6 max_ws, bit 7 properties in any order), the rest is the schema. A schema that compiles is asked
  * whether its grammar accepts a few JSON texts (bounded); one that does not
  * compile is refused with a status and a message. Neither may crash, hang or
  * leak, and lenient mode's reports come only with a grammar. */
@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sp.whitespace = data[0] & 1 ? NEXTOK_JSON_WS_COMPACT : NEXTOK_JSON_WS_FLEXIBLE;
     sp.strict = (data[0] & 2) != 0;
     sp.lenient = (data[0] & 4) != 0;
-    sp.max_ws = data[0] >> 3;
+    sp.max_ws = (data[0] >> 3) & 15;
+    sp.order = data[0] & 0x80 ? NEXTOK_JSON_ORDER_ANY : NEXTOK_JSON_ORDER_SCHEMA;
     int reports = 0;
     sp.on_ignored = on_ignored;
     sp.user = &reports;

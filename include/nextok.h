@@ -1171,6 +1171,13 @@ enum nextok_json_ws {
     NEXTOK_JSON_WS_FLEXIBLE = 0, /* up to max_ws whitespace characters where JSON allows them */
     NEXTOK_JSON_WS_COMPACT  = 1, /* none: {"a":1,"b":[1,2]}                                   */
 };
+/* Where an object's properties may come. */
+enum nextok_json_order {
+    NEXTOK_JSON_ORDER_SCHEMA = 0, /* as the schema lists them (then the additional ones)   */
+    NEXTOK_JSON_ORDER_ANY    = 1, /* declared ones in any order, each once (then additional
+                                   * ones); objects of at most 10 declared properties, else
+                                   * NEXTOK_ERR_LIMIT                                        */
+};
 struct nextok_json_schema_params {
     enum nextok_json_ws whitespace; /* default NEXTOK_JSON_WS_FLEXIBLE                  */
     unsigned max_ws;                /* flexible: the bound per place (default 20, <= 64) */
@@ -1183,11 +1190,12 @@ struct nextok_json_schema_params {
     bool lenient;
     void (*on_ignored)(void *user, const char *pointer, const char *keyword);
     void *user;
+    enum nextok_json_order order; /* default NEXTOK_JSON_ORDER_SCHEMA */
 };
 NEXTOK_API struct nextok_json_schema_params nextok_json_schema_default_params(void);
 /* The grammar of the JSON texts that are instances of the schema (draft
  * 2020-12; draft-07 and draft-04 spellings accepted), properties in schema
- * order. Errors name the JSON pointer: NEXTOK_ERR_FORMAT for a schema that is
+ * order (or any: sp->order). Errors name the JSON pointer: NEXTOK_ERR_FORMAT for a schema that is
  * not valid JSON or not a valid schema ("/properties/a/minLength: must be a
  * non-negative integer"), NEXTOK_ERR_UNSUPPORTED for a keyword that cannot be
  * enforced exactly ("/properties/a: keyword 'uniqueItems' cannot be

@@ -368,6 +368,71 @@ TEST(objects)
           {"{}", 1});
 }
 
+/* Properties in any order (NEXTOK_JSON_ORDER_ANY), compact. */
+static void any_table(const char *schema, const struct case_ *c, size_t n)
+{
+    struct nextok_json_schema_params sp = nextok_json_schema_default_params();
+    sp.whitespace = NEXTOK_JSON_WS_COMPACT;
+    sp.order = NEXTOK_JSON_ORDER_ANY;
+    struct nextok_grammar *g = compile_p(schema, &sp);
+    for (size_t i = 0; g && i < n; i++) {
+        bool yes = accepts(g, c[i].text);
+        CHECK_MSG(yes == (c[i].accepted == 1), "any order: %s: \"%s\" %s", schema, c[i].text,
+                  yes ? "accepted, should be rejected" : "rejected, should be accepted");
+    }
+    nextok_grammar_free(g);
+}
+#define ANY_TABLE(schema, ...)                                \
+    do {                                                      \
+        static const struct case_ cs_[] = {__VA_ARGS__};      \
+        any_table((schema), cs_, sizeof cs_ / sizeof cs_[0]); \
+    } while (0)
+
+TEST(any_order)
+{
+    const char *s = "{\"properties\":{\"a\":{\"type\":\"integer\"},\"b\":{\"type\":\"string\"},"
+                    "\"c\":{\"type\":\"boolean\"}},\"required\":[\"a\",\"c\"]}";
+    ANY_TABLE(s, {"{\"a\":1,\"c\":true}", 1}, {"{\"c\":true,\"a\":1}", 1},
+              {"{\"b\":\"x\",\"c\":false,\"a\":2}", 1}, {"{\"c\":true,\"b\":\"x\",\"a\":1}", 1},
+              {"{\"a\":1}", 0}, {"{\"c\":true}", 0}, {"{}", 0},
+              {"{\"a\":1,\"c\":true,\"a\":2}", 0},            /* each once */
+              {"{\"c\":true,\"b\":\"x\",\"a\":1,\"b\":\"y\"}", 0}, /* each once */
+              {"{\"c\":1,\"a\":1}", 0},                         /* values still checked */
+              {"{\"c\":true,\"a\":1,\"z\":null}", 1},          /* additional ones: last */
+              {"{\"z\":null,\"c\":true,\"a\":1}", 0}, {"{\"c\":true,\"a\":1,\"b\":1}", 0});
+    /* counts: at most two of three, at least one */
+    ANY_TABLE("{\"minProperties\":1,\"maxProperties\":2,\"properties\":{\"a\":{},\"b\":{},"
+              "\"c\":{}},\"additionalProperties\":false}",
+              {"{}", 0}, {"{\"c\":1}", 1}, {"{\"c\":1,\"a\":1}", 1}, {"{\"b\":1,\"a\":1}", 1},
+              {"{\"c\":1,\"b\":1,\"a\":1}", 0}, {"{\"a\":1,\"a\":1}", 0});
+    /* nested objects each in any order; one property: as in schema order */
+    ANY_TABLE("{\"properties\":{\"o\":{\"properties\":{\"x\":{},\"y\":{}},"
+              "\"additionalProperties\":false},\"n\":{}},\"additionalProperties\":false}",
+              {"{\"n\":1,\"o\":{\"y\":2,\"x\":1}}", 1}, {"{\"o\":{\"x\":1},\"n\":[]}", 1},
+              {"{\"o\":{\"y\":1,\"y\":1}}", 0});
+    ANY_TABLE("{\"properties\":{\"a\":{}},\"additionalProperties\":false}", {"{\"a\":1}", 1},
+              {"{}", 1}, {"{\"b\":1}", 0});
+    /* at most 10 declared properties; the error names the object */
+    char big[512] = "{\"properties\":{\"p\":{\"properties\":{";
+    for (int i = 0; i < 11; i++)
+        snprintf(big + strlen(big), sizeof big - strlen(big), "%s\"k%d\":{}", i ? "," : "", i);
+    strcat(big, "}}}}");
+    struct nextok_json_schema_params sp = nextok_json_schema_default_params();
+    sp.order = NEXTOK_JSON_ORDER_ANY;
+    struct nextok_grammar *g = NULL;
+    struct nextok_error err = {NEXTOK_OK, ""};
+    nextok_status st = nextok_grammar_init_json_schema(&g, big, strlen(big), &sp, NULL, &err);
+    CHECK_MSG(st == NEXTOK_ERR_LIMIT && g == NULL &&
+                  strcmp(err.msg, "/properties/p: properties in any order: at most 10 per "
+                                  "object, this one has 11") == 0,
+              "%s: %s", nextok_status_name(st), err.msg);
+    sp.order = (enum nextok_json_order)7;
+    st = nextok_grammar_init_json_schema(&g, s, strlen(s), &sp, NULL, &err);
+    CHECK_MSG(st == NEXTOK_ERR_INVALID_ARG && g == NULL &&
+                  strcmp(err.msg, "order: must be SCHEMA or ANY, got 7") == 0,
+              "%s: %s", nextok_status_name(st), err.msg);
+}
+
 /* ---- arrays ------------------------------------------------------------------------------ */
 
 TEST(arrays)
@@ -750,19 +815,22 @@ TEST(every_allocation_failing)
         "{\"pattern\":\"^a\"},\"maxItems\":3}]}";
     const struct nextok_allocator a = {f_alloc, f_realloc, f_free, NULL};
     struct nextok_grammar_params p = {NULL, &a};
+    struct nextok_json_schema_params sp = nextok_json_schema_default_params();
     long points = 0;
     for (fail_at = 1;; fail_at++, points++) {
         calls = live = 0;
         struct nextok_grammar *g = NULL;
         struct nextok_error err = {NEXTOK_OK, ""};
+        /* every other point with the properties in any order */
+        sp.order = fail_at % 2 ? NEXTOK_JSON_ORDER_SCHEMA : NEXTOK_JSON_ORDER_ANY;
         nextok_status st =
-            nextok_grammar_init_json_schema(&g, schema, sizeof schema - 1, NULL, &p, &err);
-        bool yes = false;
-        if (st == NEXTOK_OK) st = nextok_grammar_accepts(g, "{\"v\":1,\"w\":0.5}", 15, &yes, &err);
+            nextok_grammar_init_json_schema(&g, schema, sizeof schema - 1, &sp, &p, &err);
+        bool yes = false, want = sp.order == NEXTOK_JSON_ORDER_ANY; /* "w" before "v" */
+        if (st == NEXTOK_OK) st = nextok_grammar_accepts(g, "{\"w\":0.5,\"v\":1}", 15, &yes, &err);
         nextok_grammar_free(g);
         CHECK_MSG(live == 0, "allocation %ld failing: %ld blocks left", fail_at, live);
         if (calls < fail_at) {
-            CHECK(st == NEXTOK_OK && yes);
+            CHECK(st == NEXTOK_OK && yes == want);
             break;
         }
         CHECK_MSG(st == NEXTOK_ERR_NOMEM && strstr(err.msg, "out of memory"),
@@ -782,6 +850,7 @@ int main(void)
     RUN(multiple_of);
     RUN(values);
     RUN(objects);
+    RUN(any_order);
     RUN(arrays);
     RUN(combinators);
     RUN(unevaluated);

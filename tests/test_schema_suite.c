@@ -125,10 +125,11 @@ static bool span_of(struct nextok__js *s, struct span *out)
 }
 
 static void run_tests(const char *file, const char *what, struct span schema, struct span tests,
-                      struct counts *cnt, bool flexible)
+                      struct counts *cnt, bool flexible, bool any_order)
 {
     struct nextok_json_schema_params sp = nextok_json_schema_default_params();
     if (!flexible) sp.whitespace = NEXTOK_JSON_WS_COMPACT;
+    if (any_order) sp.order = NEXTOK_JSON_ORDER_ANY;
     struct nextok_grammar *g = NULL;
     struct nextok_error err = {NEXTOK_OK, ""};
     nextok_status st = nextok_grammar_init_json_schema(&g, schema.p, schema.n, &sp, NULL, &err);
@@ -193,7 +194,7 @@ static void run_tests(const char *file, const char *what, struct span schema, st
     nextok_grammar_free(g);
 }
 
-static void run_file(const char *name, struct counts *cnt, bool flexible)
+static void run_file(const char *name, struct counts *cnt, bool flexible, bool any_order)
 {
     char rel[512], path[1024];
     snprintf(rel, sizeof rel, "%s/%s", SUITE_DIR, name);
@@ -229,7 +230,7 @@ static void run_file(const char *name, struct counts *cnt, bool flexible)
         char what[160];
         snprintf(what, sizeof what, "%.*s", (int)desc.len, desc.data ? desc.data : "");
         CHECK_MSG(schema.p && tests.p, "%s: %s: no schema or tests", name, what);
-        if (schema.p && tests.p) run_tests(name, what, schema, tests, cnt, flexible);
+        if (schema.p && tests.p) run_tests(name, what, schema, tests, cnt, flexible, any_order);
         nextok__buf_free(&key);
         nextok__buf_free(&desc);
     }
@@ -242,7 +243,7 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void run_suite(bool flexible)
+static void run_suite(bool flexible, bool any_order)
 {
     char path[1024];
     DIR *dir = opendir(fixture_path(path, sizeof path, SUITE_DIR));
@@ -260,7 +261,7 @@ static void run_suite(bool flexible)
     struct counts all = {0};
     for (size_t i = 0; i < n; i++) {
         struct counts c = {0};
-        run_file(names[i], &c, flexible);
+        run_file(names[i], &c, flexible, any_order);
         fprintf(stderr,
                 "  %-30s tests %4ld agree %4ld refused %4ld false-rejects %4ld "
                 "false-accepts %ld (schemas %ld, refused %ld)\n",
@@ -273,18 +274,21 @@ static void run_suite(bool flexible)
     }
     printf("  %s: tests %ld, agree %ld, refused %ld, false rejects %ld, false accepts %ld "
            "(schemas %ld, refused %ld)\n",
-           flexible ? "flexible" : "compact", all.total, all.agree, all.refused, all.false_rejects,
+           any_order ? "compact, any order" : flexible ? "flexible" : "compact", all.total, all.agree, all.refused, all.false_rejects,
            all.false_accepts, all.cases, all.cases_refused);
     CHECK(all.false_accepts == 0);
     CHECK(all.total > 1200);
 }
 
-TEST(suite_compact) { run_suite(false); }
-TEST(suite_flexible) { run_suite(true); }
+TEST(suite_compact) { run_suite(false, false); }
+TEST(suite_flexible) { run_suite(true, false); }
+/* Properties in any order: more instances are accepted, never a wrong one. */
+TEST(suite_any_order) { run_suite(false, true); }
 
 int main(void)
 {
     RUN(suite_compact);
     RUN(suite_flexible);
+    RUN(suite_any_order);
     return harness_done();
 }

@@ -132,6 +132,8 @@ static nextok_status start(struct nextok__sch_doc *d, const char *schema, size_t
                          p.whitespace != NEXTOK_JSON_WS_COMPACT,
                      err, NEXTOK_ERR_INVALID_ARG, "whitespace: must be FLEXIBLE or COMPACT, got %d",
                      (int)p.whitespace);
+    NEXTOK_RETURN_IF(p.order != NEXTOK_JSON_ORDER_SCHEMA && p.order != NEXTOK_JSON_ORDER_ANY, err,
+                     NEXTOK_ERR_INVALID_ARG, "order: must be SCHEMA or ANY, got %d", (int)p.order);
     NEXTOK_RETURN_IF(p.max_ws > 64, err, NEXTOK_ERR_INVALID_ARG, "max_ws: must be <= 64, got %u",
                      p.max_ws);
     NEXTOK_RETURN_IF(len > NEXTOK__SCH_MAX_TEXT, err, NEXTOK_ERR_LIMIT,

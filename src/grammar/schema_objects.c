@@ -3,7 +3,9 @@
  * in the schema document, across the view's schemas; then names only
  * required), each property at most once, required ones always; then the
  * additional members (schema_keys.c). A state (next name, members so far)
- * machine counts members for minProperties / maxProperties.
+ * machine counts members for minProperties / maxProperties. In any order
+ * (NEXTOK_JSON_ORDER_ANY) a state is the set of names written so far, so
+ * objects are limited to NEXTOK__SCH_MAX_ANY names (2^n states).
  *
  * A name's value must satisfy every schema of the view that speaks of it:
  * its `properties` entry, or else that schema's additionalProperties (or its
@@ -233,17 +235,129 @@ static void om_state(struct nextok__sch *c, struct om *m, const struct nextok__s
     nextok__sch_rule(c, m->st[om_at(m, i, k)], &b);
 }
 
+/* ---- objects in any order -------------------------------------------------------------- */
+
+#define NEXTOK__SCH_MAX_ANY 10u
+
+/* The declared members in any order: a state per set of names written so
+ * far (bit j: name live[j]), reachable and able to end well; then the
+ * additional members as in schema order (the machine's last row, m). The
+ * state of the empty set is named in *start. */
+struct ao {
+    size_t n;                          /* live names */
+    size_t live[NEXTOK__SCH_MAX_ANY]; /* their indices in o->names */
+    uint32_t required;                 /* the required ones, as a set */
+    uint8_t *ok, *reach;
+    nextok__sch_name *st;
+};
+
+static uint64_t ao_count(const struct om *m, uint32_t set)
+{
+    uint64_t k = (uint64_t)__builtin_popcount(set);
+    return k < m->cap ? k : m->cap;
+}
+
+static bool ao_may_add(const struct om *m, const struct nextok__sch_obj *o, uint32_t set)
+{
+    return !m->has_max || (uint64_t)__builtin_popcount(set) < o->max;
+}
+
+static bool ao_may_end(const struct ao *a, const struct om *m, uint32_t set)
+{
+    return (set & a->required) == a->required && m->ok[om_at(m, m->n, ao_count(m, set))];
+}
+
+static void ao_solve(struct ao *a, const struct om *m, const struct nextok__sch_obj *o)
+{
+    uint32_t all = (1u << a->n) - 1;
+    for (uint32_t set = all + 1; set-- > 0;) { /* supersets first */
+        bool ok = ao_may_end(a, m, set);
+        for (size_t j = 0; !ok && j < a->n && ao_may_add(m, o, set); j++)
+            ok = !(set >> j & 1) && a->ok[set | 1u << j];
+        a->ok[set] = ok;
+    }
+    a->reach[0] = 1;
+    for (uint32_t set = 0; set <= all; set++) {
+        if (!a->reach[set] || !a->ok[set] || !ao_may_add(m, o, set)) continue;
+        for (size_t j = 0; j < a->n; j++)
+            if (!(set >> j & 1)) a->reach[set | 1u << j] = 1;
+    }
+}
+
+static void ao_state(struct nextok__sch *c, const struct ao *a, const struct om *m,
+                     const struct nextok__sch_obj *o, uint32_t set, nextok__sch_name *member)
+{
+    struct nextok__buf b = nextok__buf_of(c->d->mem);
+    if (ao_may_end(a, m, set)) nextok__sch_fmt(c, &b, " %s", m->st[om_at(m, m->n, ao_count(m, set))]);
+    for (size_t j = 0; j < a->n && ao_may_add(m, o, set); j++) {
+        uint32_t next = set | 1u << j;
+        if ((set >> j & 1) || !a->ok[next]) continue;
+        if (b.len) nextok__sch_put(c, &b, " |");
+        nextok__sch_comma(c, &b, set != 0);
+        nextok__sch_fmt(c, &b, " %s %s", member[a->live[j]], a->st[next]);
+    }
+    nextok__sch_newname(c, a->st[set]);
+    nextok__sch_rule(c, a->st[set], &b);
+}
+
+/* The any-order states over m's last row; false when no object is valid
+ * (or on an error, in c->d->rc). */
+static bool any_order(struct nextok__sch *c, struct om *m, struct nextok__sch_obj *o,
+                      nextok__sch_name *member, const char *am, const size_t *live, size_t n_live,
+                      nextok__sch_name start)
+{
+    struct nextok__sch_doc *d = c->d;
+    if (n_live > NEXTOK__SCH_MAX_ANY) {
+        char at[256];
+        nextok__sch_pointer(d, o->node[0], at, sizeof at);
+        return nextok__sch_fail(d, NEXTOK_ERR_LIMIT,
+                                "%s: properties in any order: at most %u per object, this one has "
+                                "%zu",
+                                at, NEXTOK__SCH_MAX_ANY, n_live);
+    }
+    struct ao a = {n_live, {0}, 0, NULL, NULL, NULL};
+    for (size_t j = 0; j < n_live; j++) {
+        a.live[j] = live[j];
+        if (o->names[live[j]].required) a.required |= 1u << j;
+    }
+    for (size_t i = 0; i < o->n_names; i++) /* a required name that cannot be written */
+        if (o->names[i].required && !member[i][0]) return false;
+    size_t sets = (size_t)1 << n_live;
+    a.ok = nextok__calloc(d->mem, sets, 1);
+    a.reach = nextok__calloc(d->mem, sets, 1);
+    a.st = nextok__calloc(d->mem, sets, sizeof *a.st);
+    bool any = false;
+    if (!a.ok || !a.reach || !a.st) {
+        nextok__sch_nomem(d);
+    } else {
+        for (uint64_t k = 0; k <= m->cap; k++) /* the additional members' row */
+            if (m->ok[om_at(m, m->n, k)]) om_state(c, m, o, m->n, k, member, am);
+        ao_solve(&a, m, o);
+        any = a.ok[0];
+        for (size_t set = sets; any && set-- > 0;)
+            if (a.ok[set] && a.reach[set]) ao_state(c, &a, m, o, (uint32_t)set, member);
+        if (any) memcpy(start, a.st[0], sizeof a.st[0]);
+    }
+    nextok__free(d->mem, a.ok);
+    nextok__free(d->mem, a.reach);
+    nextok__free(d->mem, a.st);
+    return any && d->rc == NEXTOK_OK;
+}
+
 /* Member rules, then the states; " name" of the object appended to b. */
 static bool members(struct nextok__sch *c, struct nextok__buf *b, struct nextok__sch_obj *o)
 {
     struct nextok__sch_doc *d = c->d;
-    size_t n = o->n_names, required = 0;
-    nextok__sch_name *member = nextok__calloc(d->mem, n ? n : 1, sizeof *member), am = "";
-    for (size_t i = 0; member && i < n && d->rc == NEXTOK_OK; i++) {
+    size_t n = o->n_names, required = 0, n_live = 0;
+    nextok__sch_name *member = nextok__calloc(d->mem, n ? n : 1, sizeof *member), am = "", start;
+    size_t *live = nextok__calloc(d->mem, n ? n : 1, sizeof *live);
+    if (!live) nextok__sch_nomem(d);
+    for (size_t i = 0; member && live && i < n && d->rc == NEXTOK_OK; i++) {
         struct nextok__sch_pname *p = &o->names[i];
         nextok__sch_name value;
         if (!value_rule(c, o, p, value) || p->forbidden) continue;
         required += p->required;
+        live[n_live++] = i;
         struct nextok__buf m = nextok__buf_of(d->mem), key = nextok__buf_of(d->mem);
         size_t len = 0;
         const char *s = nextok__json_str(&d->json, p->str, &len);
@@ -277,19 +391,23 @@ static bool members(struct nextok__sch *c, struct nextok__buf *b, struct nextok_
         if (!m.ok || !m.reach || !m.st) nextok__sch_nomem(d);
     }
     bool any = false;
-    if (d->rc == NEXTOK_OK) {
+    if (d->rc == NEXTOK_OK && d->sp.order == NEXTOK_JSON_ORDER_ANY && n_live > 1) {
+        om_solve(&m, o); /* for the additional members' row */
+        any = any_order(c, &m, o, member, am, live, n_live, start);
+    } else if (d->rc == NEXTOK_OK) {
         om_solve(&m, o);
         any = m.ok[0];
         for (size_t i = n + 1; any && i-- > 0;)
             for (uint64_t k = 0; k <= m.cap; k++)
                 if (m.ok[om_at(&m, i, k)] && m.reach[om_at(&m, i, k)])
                     om_state(c, &m, o, i, k, member, am);
+        if (any) memcpy(start, m.st[0], sizeof start);
     }
     if (any && d->rc == NEXTOK_OK) {
         struct nextok__buf top = nextok__buf_of(d->mem);
         nextok__sch_lit(c, &top, "{", 1);
         nextok__sch_ws(c, &top);
-        nextok__sch_fmt(c, &top, " %s", m.st[0]);
+        nextok__sch_fmt(c, &top, " %s", start);
         nextok__sch_name name;
         nextok__sch_newname(c, name);
         nextok__sch_rule(c, name, &top);
@@ -299,6 +417,7 @@ static bool members(struct nextok__sch *c, struct nextok__buf *b, struct nextok_
     nextok__free(d->mem, m.reach);
     nextok__free(d->mem, m.st);
     nextok__free(d->mem, member);
+    nextok__free(d->mem, live);
     return any && d->rc == NEXTOK_OK;
 }
 

@@ -136,6 +136,7 @@ int cli_parse_ids(const char *cmd, const char *flag, const char *s, int32_t **id
 struct cli_grammar {
     const char *gbnf, *json_schema, *regex; /* one of them                        */
     const char *ws;                         /* --json-ws compact|N                 */
+    const char *order;                      /* --json-order schema|any             */
     bool strict, lenient;                   /* JSON Schema options                 */
     bool check_first;                       /* --check-first (sampling commands)   */
     const char *triggers[16];               /* --trigger WORD: a lazy grammar      */

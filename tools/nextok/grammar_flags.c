@@ -1,7 +1,7 @@
 /*
  * The grammar flags every command that constrains takes: --gbnf FILE,
  * --json-schema FILE or --regex RE (one of them), and the JSON Schema
- * options --json-ws, --strict and --lenient.
+ * options --json-ws, --json-order, --strict and --lenient.
  */
 #include "cli.h"
 
@@ -18,8 +18,9 @@ bool cli_grammar_given(const struct cli_grammar *g)
 enum cli_parse cli_grammar_parse(struct cli_grammar *g, const char *cmd, int argc, char **argv,
                                  int *i)
 {
-    static const char *const VALUED[] = {"--gbnf", "--json-schema", "--regex", "--json-ws"};
-    const char **dst[] = {&g->gbnf, &g->json_schema, &g->regex, &g->ws};
+    static const char *const VALUED[] = {"--gbnf", "--json-schema", "--regex", "--json-ws",
+                                         "--json-order"};
+    const char **dst[] = {&g->gbnf, &g->json_schema, &g->regex, &g->ws, &g->order};
     const char *a = argv[*i];
     if (strcmp(a, "--strict") == 0) return g->strict = true, CLI_PARSE_OK;
     if (strcmp(a, "--lenient") == 0) return g->lenient = true, CLI_PARSE_OK;
@@ -36,7 +37,7 @@ enum cli_parse cli_grammar_parse(struct cli_grammar *g, const char *cmd, int arg
     if (cli_is_flag(a, "--trigger-tokens"))
         return (g->trigger_tokens = cli_flag_value(cmd, argc, argv, i)) ? CLI_PARSE_OK
                                                                         : CLI_PARSE_ERROR;
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 0; k < sizeof VALUED / sizeof *VALUED; k++) {
         if (!cli_is_flag(a, VALUED[k])) continue;
         if (!(*dst[k] = cli_flag_value(cmd, argc, argv, i))) return CLI_PARSE_ERROR;
         return CLI_PARSE_OK;
@@ -48,8 +49,9 @@ int cli_grammar_check(const struct cli_grammar *g, const char *cmd)
 {
     int given = (g->gbnf != NULL) + (g->json_schema != NULL) + (g->regex != NULL);
     if (given > 1) return cli_fail(cmd, "give one of --gbnf, --json-schema and --regex");
-    if ((g->ws || g->strict || g->lenient) && !g->json_schema)
-        return cli_fail(cmd, "--json-ws, --strict and --lenient go with --json-schema");
+    if ((g->ws || g->order || g->strict || g->lenient) && !g->json_schema)
+        return cli_fail(cmd, "--json-ws, --json-order, --strict and --lenient go with "
+                             "--json-schema");
     if ((g->n_triggers || g->n_patterns || g->trigger_tokens) && !given)
         return cli_fail(cmd, "--trigger, --trigger-pattern and --trigger-tokens go with a grammar");
     return 0;
@@ -69,6 +71,9 @@ static int schema_params(const struct cli_grammar *g, const char *cmd,
     sp->lenient = g->lenient;
     sp->on_ignored = print_ignored;
     sp->user = (void *)cmd;
+    if (g->order && strcmp(g->order, "any") != 0 && strcmp(g->order, "schema") != 0)
+        return cli_fail(cmd, "--json-order: schema or any, not '%s'", g->order), CLI_EXIT_USAGE;
+    if (g->order && strcmp(g->order, "any") == 0) sp->order = NEXTOK_JSON_ORDER_ANY;
     if (!g->ws) return 0;
     if (strcmp(g->ws, "compact") == 0) {
         sp->whitespace = NEXTOK_JSON_WS_COMPACT;
@@ -158,6 +163,8 @@ void cli_grammar_usage(FILE *f)
           "  --regex RE           a regular expression the whole text must match\n"
           "  --json-ws compact|N  JSON Schema: no whitespace, or at most N characters per\n"
           "                       place (default 20)\n"
+          "  --json-order O       JSON Schema: properties in schema order (default) or\n"
+          "                       any (each once; at most 10 per object)\n"
           "  --strict             JSON Schema: no properties beyond those listed unless\n"
           "                       additionalProperties says so\n"
           "  --lenient            JSON Schema: ignore keywords that cannot be enforced\n"

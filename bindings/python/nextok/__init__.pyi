@@ -187,7 +187,8 @@ class Grammar:
     @classmethod
     def json_schema(cls, schema: Union[str, bytes, Dict[str, Any], bool], *, strict: bool = False,
                     whitespace: Union[Literal["flexible", "compact"], int] = "flexible",
-                    lenient: bool = False) -> "Grammar": ...
+                    lenient: bool = False,
+                    property_order: Literal["schema", "any"] = "schema") -> "Grammar": ...
     @classmethod
     def regex(cls, pattern: Text) -> "Grammar": ...
     @classmethod

@@ -169,15 +169,23 @@ static int parse_ws(PyObject *obj, struct nextok_json_schema_params *sp)
 
 static PyObject *grammar_json_schema(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"schema", "strict", "whitespace", "lenient", NULL};
+    static char *kw[] = {"schema", "strict", "whitespace", "lenient", "property_order", NULL};
     PyObject *schema, *ws = NULL;
+    const char *order = "schema";
     int strict = 0, lenient = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pOp:json_schema", kw, &schema, &strict, &ws,
-                                     &lenient))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pOps:json_schema", kw, &schema, &strict, &ws,
+                                     &lenient, &order))
         return NULL;
     struct nextok_json_schema_params sp = nextok_json_schema_default_params();
     sp.strict = strict;
     sp.lenient = lenient;
+    if (strcmp(order, "any") == 0) {
+        sp.order = NEXTOK_JSON_ORDER_ANY;
+    } else if (strcmp(order, "schema") != 0) {
+        PyErr_Format(PyExc_ValueError, "property_order: expected 'schema' or 'any', got '%s'",
+                     order);
+        return NULL;
+    }
     if (ws && parse_ws(ws, &sp) < 0) return NULL;
     PyObject *text_obj;
     if (PyUnicode_Check(schema) || PyBytes_Check(schema)) {
@@ -430,9 +438,11 @@ static PyMethodDef grammar_methods[] = {
      "place ('line 3, column 14: expecting ::=')."},
     {"json_schema", (PyCFunction)(void (*)(void))grammar_json_schema,
      METH_CLASS | METH_VARARGS | METH_KEYWORDS,
-     "json_schema(schema, *, strict=False, whitespace='flexible', lenient=False) -> Grammar\n\n"
+     "json_schema(schema, *, strict=False, whitespace='flexible', lenient=False,\n"
+     "            property_order='schema') -> Grammar\n\n"
      "The JSON texts that are instances of schema (a str, or a dict etc. given to\n"
-     "json.dumps); properties in schema order. strict: objects without\n"
+     "json.dumps). property_order: 'schema' (as the schema lists them) or 'any'\n"
+     "(each once, in any order; objects of at most 10 properties). strict: objects without\n"
      "additionalProperties allow none. whitespace: 'flexible' (at most 20 characters\n"
      "where JSON allows them), 'compact' (none) or an int N in [0, 64] (at most N).\n"
      "lenient: keywords that cannot be enforced exactly are ignored (listed in\n"

@@ -145,6 +145,19 @@ def test_json_schema_front_end(tmp_path, cli, vocab):
     extra = '{"name": "A", "age": 1, "x": 2}'
     assert g.accepts(extra)
     assert not nextok.Grammar.json_schema(SCHEMA, strict=True).accepts(extra)
+    # properties in any order, as the CLI's --json-order any
+    anyo = nextok.Grammar.json_schema(SCHEMA, property_order="any")
+    swapped = '{"age": 3, "name": "x"}'
+    assert anyo.accepts(swapped) and anyo.accepts(good) and not g.accepts(swapped)
+    assert not anyo.accepts('{"age": 3, "name": "x", "age": 4}')
+    assert cli("grammar", "accepts", "--json-schema", path, "--json-order", "any",
+               "--text", swapped).stdout.strip() == "accepted"
+    with pytest.raises(ValueError):
+        nextok.Grammar.json_schema(SCHEMA, property_order="sorted")
+    many = {"type": "object", "properties": {"k%d" % i: {} for i in range(11)}}
+    with pytest.raises(nextok.Error) as e:
+        nextok.Grammar.json_schema(many, property_order="any")
+    assert e.value.status == "ERR_LIMIT" and "at most 10" in str(e.value)
 
 
 def test_json_schema_errors_and_lenient():
