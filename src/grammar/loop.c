@@ -307,6 +307,25 @@ static bool mark_long(struct nextok__pcache *pc, struct loop *lp, uint32_t rank,
     return true;
 }
 
+/* w: the tokens to walk, in; the allowed ones, out: those not to walk,
+ * and those walked to a live state (none of pc->gone). 1, or -1 on a cache
+ * error. */
+static int walk_marked(struct nextok__pcache *pc, struct loop *lp, uint32_t *w)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    for (size_t k = 0; k < tt->n_words; k++) {
+        uint32_t walk = w[k];
+        w[k] = tt->text[k] & ~walk;
+        for (walk &= ~pc->gone[k]; walk; walk &= walk - 1) {
+            int32_t id = (int32_t)(k * 32 + (unsigned)__builtin_ctz(walk));
+            int32_t t = walk_candidate(pc, lp, id);
+            if (t == NEXTOK__ST_UNKNOWN) return -1;
+            if (t >= 0) w[k] |= 1u << (id & 31);
+        }
+    }
+    return 1;
+}
+
 /* The loop path, for a state most bytes lead back to (the inside of a
  * string): every text token made only of such bytes is allowed at once
  * (bitmask algebra over the token table's per-byte sets); only the tokens
@@ -351,7 +370,6 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     if (n_loop < 64) return 0;
     int h = high_loops(pc, s, shifted, shifted >= 0);
     if (h < 0) return -1;
-    size_t nw = tt->n_words;
     bool first[128];
     if (entry) { /* the first byte leads in, the others must loop there */
         memcpy(first, loops, sizeof first);
@@ -370,15 +388,5 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     /* tokens made only of looping characters start with a byte s takes:
      * the tokens whose first byte s refuses are among the others */
     if (!refused_first(pc, s) || (lp.counted && !mark_long(pc, &lp, rank, sure, w))) return -1;
-    for (size_t k = 0; k < nw; k++) {
-        uint32_t walk = w[k];
-        w[k] = tt->text[k] & ~walk;
-        for (walk &= ~pc->gone[k]; walk; walk &= walk - 1) {
-            int32_t id = (int32_t)(k * 32 + (unsigned)__builtin_ctz(walk));
-            int32_t t = walk_candidate(pc, &lp, id);
-            if (t == NEXTOK__ST_UNKNOWN) return -1;
-            if (t >= 0) w[k] |= 1u << (id & 31);
-        }
-    }
-    return 1;
+    return walk_marked(pc, &lp, w);
 }
