@@ -24,15 +24,14 @@ static void tokref_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     }
 }
 
-/* The text tokens whose bytes the grammar allows from s: a preorder walk of
- * the trie, the state at each depth kept in pc->walk. */
-static bool trie_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
+/* The text tokens of trie nodes [from, to) whose bytes the grammar allows:
+ * a preorder walk, the state at each depth kept in pc->walk. */
+static bool walk_nodes(struct nextok__pcache *pc, uint32_t from, uint32_t to, uint32_t *w)
 {
     const struct nextok_compiled_grammar *cg = pc->cg;
     const struct nextok__tnode *trie = cg->tt->trie;
     int32_t *walk = pc->walk;
-    walk[0] = s;
-    for (uint32_t i = 0; i < cg->tt->n_trie;) {
+    for (uint32_t i = from; i < to;) {
         const struct nextok__tnode *x = trie + i;
         int32_t nx = nextok__pcache_next(pc, walk[x->depth - 1], x->byte);
         if (nx == NEXTOK__ST_UNKNOWN) return false;
@@ -46,6 +45,23 @@ static bool trie_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
             !nextok__pcache_exit(pc, x->tok1, trie[x->end - 1].tok1, x->depth))
             return false;
         i++;
+    }
+    return true;
+}
+
+/* The text tokens whose bytes the grammar allows from s: the subtrees of
+ * the first bytes s takes (most states refuse most first bytes, so they
+ * are not visited one by one). */
+static bool trie_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
+{
+    const struct nextok_token_table *tt = pc->cg->tt;
+    pc->walk[0] = s;
+    for (unsigned b = 0; b < 256; b++) {
+        uint32_t r = tt->root_child[b];
+        if (r == UINT32_MAX) continue;
+        int32_t t = nextok__pcache_next(pc, s, b);
+        if (t == NEXTOK__ST_UNKNOWN) return false;
+        if (t >= 0 && !walk_nodes(pc, r, tt->trie[r].end, w)) return false;
     }
     return true;
 }
@@ -314,7 +330,7 @@ static bool finish_mask(struct nextok__pcache *pc, int32_t s, uint32_t *w, bool 
         for (size_t k = 0; k < cg->tt->n_eog; k++) nextok__set_bit(w, cg->tt->eog[k]);
     if (extras && pc->st[s].has_tokref) tokref_bits(pc, s, w);
     uint32_t n = 0;
-    for (size_t k = 0; k < cg->n_words; k++) n += nextok__pop32(w[k]);
+    for (size_t k = 0; k < cg->n_words; k++) n += w[k] ? nextok__pop32(w[k]) : 0; /* sparse */
     pc->st[s].mask = w;
     pc->st[s].n_allowed = n;
     return true;

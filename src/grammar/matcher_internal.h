@@ -58,6 +58,7 @@ struct nextok_token_table {
     size_t n_eog;
     struct nextok__tnode *trie;
     uint32_t n_trie;
+    uint32_t root_child[256]; /* the first-level node of byte b, UINT32_MAX: none */
     int32_t *trie_tok;
     uint32_t *tok_pos;  /* text token id -> its index in trie_tok */
     uint32_t max_depth; /* longest token */

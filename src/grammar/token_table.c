@@ -107,6 +107,9 @@ static nextok_status build_trie(struct nextok_token_table *tt)
         tt->trie_tok[leaf->tok1++] = t[i].id;
     }
     for (; open > 0; open--) tt->trie[path[open - 1]].end = tt->n_trie;
+    for (unsigned b = 0; b < 256; b++) tt->root_child[b] = UINT32_MAX;
+    for (uint32_t r = 0; rc == NEXTOK_OK && r < tt->n_trie; r = tt->trie[r].end)
+        tt->root_child[tt->trie[r].byte] = r;
     nextok__free(mem, path);
     nextok__free(mem, t);
     return rc;
