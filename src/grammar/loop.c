@@ -353,10 +353,10 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
      * or, where that state does not loop but some outer chain has a rank
      * (a string of at most 50 characters in an array of at most 10), one
      * repetition on as far as checked */
-    bool entry = shifted >= 0 && !sure, high = false;
-    if (entry && rank) {
-        int r = loop_set(pc, shifted, loops, &high);
-        if (r < 0) return -1;
+    bool entry = false, high = false, inner[128];
+    if (shifted >= 0 && !sure) {
+        int r = loop_set(pc, shifted, inner, &high);
+        if (r < 0 || (r == 0 && !rank)) return r;
         entry = r > 0;
     }
     for (unsigned b = 0; b < 128; b++) {
@@ -373,8 +373,7 @@ int nextok__loop_bits(struct nextok__pcache *pc, int32_t s, uint32_t *w)
     bool first[128];
     if (entry) { /* the first byte leads in, the others must loop there */
         memcpy(first, loops, sizeof first);
-        int r = loop_set(pc, shifted, loops, &high);
-        if (r <= 0) return r;
+        memcpy(loops, inner, sizeof loops);
         walk_set(tt, loops, high, w);
         walk_first(tt, first, h, w);
     } else {

@@ -76,7 +76,9 @@ static bool wide_top(struct nextok__pcache *pc, uint32_t top)
     int32_t c = top > NEXTOK__EXIT ? cg->el_cset[pc->node[2 * top]] : -1;
     if (c < 0) return false;
     const uint64_t *a = cg->cset[c].ascii;
-    return __builtin_popcountll(a[0]) + __builtin_popcountll(a[1]) >= 64;
+    uint32_t n = 0;
+    for (int k = 0; k < 2; k++) n += nextok__pop32((uint32_t)a[k]) + nextok__pop32((uint32_t)(a[k] >> 32));
+    return n >= 64;
 }
 
 /* The state of s's tops that are wide (or not), UNKNOWN on a cache error,
@@ -230,7 +232,7 @@ static bool capped_bits(struct nextok__pcache *pc, int32_t s, int32_t c, int lv,
  * that may end it start too many tokens, most printable bytes end it at
  * once (one character of a string), or a common character repeated ends
  * it within four while it could go on: 1 yes, 0 no, -1 on a cache error. */
-static int ends_at_once(struct nextok__pcache *pc, int32_t x)
+static int frame_too_small(struct nextok__pcache *pc, int32_t x)
 {
     /* the tokens whose first byte may end the frame already: if most of
      * them go on in the caller (" the" after the space of a "ws" rule),
@@ -276,17 +278,16 @@ static bool choose_frame(struct nextok__pcache *pc, int32_t s)
     for (uint32_t up = 0; up < FRAME_TRIES; up++) {
         if (!nextok__pcache_frame(pc, s, up, &rel, &resume)) return false;
         if (rel < 0) break;
-        int tiny = ends_at_once(pc, rel);
+        int tiny = frame_too_small(pc, rel);
         if (tiny < 0) return false;
         if (tiny) continue;
         if (!relative_bits(pc, rel)) break;
         uint64_t leaving = 0;
         for (uint32_t e = 0; e < pc->st[rel].n_exits; e++)
             leaving += pc->st[rel].exits[3 * e + 1] - pc->st[rel].exits[3 * e];
-        if (leaving <= LEAVING_MAX(tt)) break;
-        /* callers further up leave at least as much (the start of a value
-         * in JSON: every token that ends the value goes on after it) */
-        rel = resume = NEXTOK__ST_DEAD;
+        /* too many: callers further up leave at least as much (the start of
+         * a value in JSON: every token that ends the value goes on after it) */
+        if (leaving > LEAVING_MAX(tt)) rel = resume = NEXTOK__ST_DEAD;
         break;
     }
     if (pc->failed) return false;

@@ -357,16 +357,16 @@ static bool fill_ascii(struct nextok__pcache *pc, int32_t s)
     }
     for (unsigned b = 0; b < 128; b++) {
         int32_t r = NEXTOK__ST_DEAD;
-        uint32_t i = 0;
-        while (i < n_seen && seen[i] != sig[b]) i++;
-        if (!sig[b])
-            r = NEXTOK__ST_DEAD;
-        else if (i < n_seen)
-            r = next[i];
-        else if ((r = advance_cp(pc, s, b)) == NEXTOK__ST_UNKNOWN)
-            return false;
-        else
-            seen[n_seen] = sig[b], next[n_seen++] = r;
+        if (sig[b]) {
+            uint32_t i = 0;
+            while (i < n_seen && seen[i] != sig[b]) i++;
+            if (i < n_seen)
+                r = next[i];
+            else if ((r = advance_cp(pc, s, b)) == NEXTOK__ST_UNKNOWN)
+                return false;
+            else
+                seen[n_seen] = sig[b], next[n_seen++] = r;
+        }
         pc->st[s].trans[b] = r;
     }
     return true;
