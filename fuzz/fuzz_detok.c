@@ -12,23 +12,9 @@
 #include <string.h>
 #include "nextok.h"
 #include "fuzz_reach.h"
+#include "../tests/base64.h"
 
 /* ---- vocabularies ---------------------------------------------------------- */
-
-static size_t b64(const unsigned char *s, size_t n, char *out)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) |
-                     (i + 2 < n ? s[i + 2] : 0);
-        out[o++] = a[v >> 18];
-        out[o++] = a[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? a[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < n ? a[v & 63] : '=';
-    }
-    return o;
-}
 
 static struct nextok_vocab *tiktoken_vocab(void)
 {
@@ -40,7 +26,7 @@ static struct nextok_vocab *tiktoken_vocab(void)
     for (int i = 0; i < 256 + 6; i++) {
         unsigned char one = (unsigned char)i;
         const unsigned char *s = i < 256 ? &one : (const unsigned char *)extra[i - 256];
-        size_t k = b64(s, i < 256 ? 1 : strlen(extra[i - 256]), line);
+        size_t k = h_base64(s, i < 256 ? 1 : strlen(extra[i - 256]), line);
         n += (size_t)snprintf(text + n, 8192 - n, "%.*s %d\n", (int)k, line, i);
     }
     struct nextok_vocab *v = NULL;

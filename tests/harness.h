@@ -35,7 +35,6 @@
 
 #include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,23 +193,6 @@ static inline int need_external(const char *rel, ...)
     }
     va_end(ap);
     return 1;
-}
-
-/* Standard base64 of n bytes into out (4 * ceil(n / 3) characters, no
- * terminator); returns the length. For tiktoken vocabularies made in tests. */
-static inline size_t h_base64(const unsigned char *s, size_t n, char *out)
-{
-    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < n ? (uint32_t)s[i + 1] << 8 : 0) |
-                     (i + 2 < n ? s[i + 2] : 0);
-        out[o++] = a[v >> 18];
-        out[o++] = a[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? a[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < n ? a[v & 63] : '=';
-    }
-    return o;
 }
 
 static inline int harness_done(void)

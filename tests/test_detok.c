@@ -8,6 +8,7 @@
  * under NEXTOK_DATA_DIR).
  */
 #include "harness.h"
+#include "base64.h"
 #include "nextok.h"
 
 #include <stdint.h>

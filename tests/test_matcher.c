@@ -9,6 +9,7 @@
  * change nothing, limits hit on purpose, allocation failures, threads.
  */
 #include "harness.h"
+#include "base64.h"
 #include "fail_alloc.h"
 
 #include "common/file.h"
